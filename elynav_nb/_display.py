@@ -1,0 +1,55 @@
+"""How capability objects find their ipywidgets view without importing widgets.
+
+Where it sits: capabilities call ``rich_bundle(obj)`` from their ``_repr_mimebundle_``; the
+``elynav_nb.widgets`` package calls ``register_view`` for each class it can show when it is
+imported (``elynav_nb/__init__`` imports it). So capabilities never import widgets, and an
+object shows a live widget in a notebook kernel, HTML elsewhere and ``repr`` in a terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["in_notebook_kernel", "register_view", "rich_bundle", "view_for"]
+
+_view_factories: dict[type, Callable[[Any], Any]] = {}
+
+
+def register_view(object_class: type, factory: Callable[[Any], Any]) -> None:
+    """Declare that objects of ``object_class`` are shown by ``factory(obj)`` (a widget view)."""
+    _view_factories[object_class] = factory
+
+
+def view_for(obj: Any) -> Any | None:
+    """A new view of ``obj``, or ``None`` when no view is registered for its class."""
+    for object_class in type(obj).__mro__:
+        factory = _view_factories.get(object_class)
+        if factory is not None:
+            return factory(obj)
+    return None
+
+
+def in_notebook_kernel() -> bool:
+    """True inside a Jupyter kernel (JupyterLab, Notebook 7, VS Code), false in terminals and scripts."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def rich_bundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    """The MIME bundle for ``obj``: its widget view in a kernel, else its HTML; ``repr`` as text."""
+    bundle: dict[str, Any] = {}
+    if in_notebook_kernel():
+        view = view_for(obj)
+        if view is not None:
+            bundle.update(view._repr_mimebundle_(include=include, exclude=exclude) or {})
+    if "application/vnd.jupyter.widget-view+json" not in bundle:
+        html = getattr(obj, "_repr_html_", None)
+        if html is not None:
+            bundle["text/html"] = html()
+    bundle["text/plain"] = repr(obj)
+    return bundle

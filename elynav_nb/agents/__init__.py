@@ -1,0 +1,1 @@
+"""elynav_nb.agents: headless AI CLIs as awaitable, streaming, cancellable runners."""

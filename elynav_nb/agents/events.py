@@ -1,0 +1,290 @@
+"""Typed events of one agent conversation, shared by every CLI adapter (claude, codex, gemini).
+
+Where it sits: the pure codecs in ``elynav_nb.agents.cli`` turn stdout lines into these objects;
+the runner collects them per turn; widgets, DataFrames and the office read them. No I/O here.
+
+Data flow: stdout line -> codec -> ``AgentEvent`` subclasses (conversation) or ``ControlFrame``
+subclasses (control protocol, handled by the runner, never shown as conversation) -> ``Turn``.
+
+Each event has ``kind`` (a short stable name used in tables) and ``to_row()`` (one dict per event,
+the rows of ``TurnResult.to_frame()``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+__all__ = [
+    "AgentError",
+    "AgentEvent",
+    "AgentStarted",
+    "ControlCancel",
+    "ControlFrame",
+    "ControlRequest",
+    "ControlResponse",
+    "McpServerStatus",
+    "PermissionRequest",
+    "PermissionWithdrawn",
+    "RawEvent",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolResult",
+    "ToolUse",
+    "TurnEnded",
+]
+
+_SUMMARY_LIMIT = 200
+
+
+def _short(value: Any, limit: int = _SUMMARY_LIMIT) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentEvent:
+    """Base of conversation events. ``parent_tool_use_id`` is set on a subagent's events."""
+
+    kind: ClassVar[str] = "event"
+
+    def summary(self) -> str:
+        """One short line describing the event (tables, terminal transcripts)."""
+        return ""
+
+    def to_row(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "summary": self.summary(),
+            "parent_tool_use_id": getattr(self, "parent_tool_use_id", None),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerStatus:
+    """One MCP server as the CLI reports it in ``system/init`` (``connected``, ``failed``...)."""
+
+    name: str
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class AgentStarted(AgentEvent):
+    """A turn began (claude ``system/init``; codex ``thread.started``; gemini ``init``)."""
+
+    kind: ClassVar[str] = "started"
+    session_id: str
+    model: str = ""
+    tools: tuple[str, ...] = ()
+    mcp_servers: tuple[McpServerStatus, ...] = ()
+    agents: tuple[str, ...] = ()
+    permission_mode: str = ""
+    cli_version: str = ""
+    is_standin: bool = False
+
+    def summary(self) -> str:
+        failed = [server.name for server in self.mcp_servers if server.status != "connected"]
+        text = f"session {self.session_id} · model {self.model} · {len(self.tools)} tools"
+        if failed:
+            text += f" · MCP not connected: {', '.join(failed)}"
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta(AgentEvent):
+    """A piece of the assistant's visible answer."""
+
+    kind: ClassVar[str] = "text"
+    text: str
+    parent_tool_use_id: str | None = None
+
+    def summary(self) -> str:
+        return _short(self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta(AgentEvent):
+    """A piece of the model's reasoning, when the CLI shows it."""
+
+    kind: ClassVar[str] = "thinking"
+    text: str
+    parent_tool_use_id: str | None = None
+
+    def summary(self) -> str:
+        return _short(self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse(AgentEvent):
+    """The model calls a tool (complete input)."""
+
+    kind: ClassVar[str] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any] = field(default_factory=dict)
+    parent_tool_use_id: str | None = None
+
+    def summary(self) -> str:
+        return f"{self.name} {_short(self.input, 160)}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult(AgentEvent):
+    """A tool answered. ``content`` is a string or a list of content blocks."""
+
+    kind: ClassVar[str] = "tool_result"
+    tool_use_id: str
+    content: str | list[Any] = ""
+    is_error: bool = False
+    parent_tool_use_id: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The text of the result, blocks joined."""
+        if isinstance(self.content, str):
+            return self.content
+        parts = []
+        for block in self.content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            else:
+                parts.append(_short(block))
+        return "\n".join(parts)
+
+    def summary(self) -> str:
+        return ("error: " if self.is_error else "") + _short(self.text, 160)
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequest(AgentEvent):
+    """The CLI asks whether a tool may run (``can_use_tool``). Answer with ``allow()``/``deny()``.
+
+    The runner attaches ``responder``; until answered the agent waits, and an unanswered
+    request is denied when the runner's permission timeout expires.
+    """
+
+    kind: ClassVar[str] = "permission"
+    request_id: str
+    tool_name: str
+    input: dict[str, Any] = field(default_factory=dict)
+    tool_use_id: str = ""
+    description: str = ""
+    responder: Callable[[PermissionRequest, bool, str, dict[str, Any] | None], None] | None = field(
+        default=None, compare=False, repr=False
+    )
+
+    def allow(self, updated_input: dict[str, Any] | None = None) -> None:
+        """Let the tool run (with ``updated_input`` instead of the asked input, if given)."""
+        self._answer(True, "", updated_input)
+
+    def deny(self, message: str = "Denied by the user.") -> None:
+        """Refuse the tool; the model reads ``message``."""
+        self._answer(False, message, None)
+
+    def _answer(self, allowed: bool, message: str, updated_input: dict[str, Any] | None) -> None:
+        if self.responder is None:
+            from elynav_nb.errors import InvalidInput
+
+            raise InvalidInput("this permission request is not attached to a running turn")
+        self.responder(self, allowed, message, updated_input)
+
+    def summary(self) -> str:
+        return f"{self.tool_name} asks permission: {_short(self.input, 160)}"
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionWithdrawn(AgentEvent):
+    """The CLI withdrew a pending permission request (an interrupt overtook it), or it was answered."""
+
+    kind: ClassVar[str] = "permission_closed"
+    request_id: str
+    decision: str = "withdrawn"
+
+    def summary(self) -> str:
+        return f"{self.request_id}: {self.decision}"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded(AgentEvent):
+    """The CLI's end-of-turn record (claude ``result``). ``total_cost_usd`` is cumulative per process."""
+
+    kind: ClassVar[str] = "ended"
+    subtype: str
+    is_error: bool
+    result: str = ""
+    session_id: str = ""
+    total_cost_usd: float = 0.0
+    usage: dict[str, Any] = field(default_factory=dict)
+    duration_ms: int = 0
+    duration_api_ms: int = 0
+    num_turns: int = 0
+    permission_denials: tuple[dict[str, Any], ...] = ()
+    terminal_reason: str = ""
+    stop_reason: str | None = None
+    errors: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        state = "error" if self.is_error else "ok"
+        reason = self.terminal_reason or self.subtype
+        return f"{state} ({reason}) in {self.duration_ms} ms, {self.num_turns} API round trips"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentError(AgentEvent):
+    """Something went wrong but the conversation goes on (a bad line, an API error...).
+
+    ``code`` is stable: ``INVALID_JSON``, ``LINE_TOO_LONG``, ``API_ERROR``, ``CLI_EXITED``...
+    ``excerpt`` is the start of the offending line, when there is one.
+    """
+
+    kind: ClassVar[str] = "error"
+    message: str
+    code: str = "AGENT_ERROR"
+    excerpt: str = ""
+
+    def summary(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class RawEvent(AgentEvent):
+    """A line of a type we do not model (kept, never dropped): ``type``/``subtype`` and the data."""
+
+    kind: ClassVar[str] = "raw"
+    type: str
+    subtype: str = ""
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def summary(self) -> str:
+        return f"{self.type}/{self.subtype}" if self.subtype else self.type
+
+
+@dataclass(frozen=True, slots=True)
+class ControlFrame:
+    """Base of control-protocol frames: routed by the runner, never shown as conversation."""
+
+    request_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ControlRequest(ControlFrame):
+    """A request the CLI sends us (``hook_callback``, ``mcp_message``...) other than ``can_use_tool``."""
+
+    subtype: str
+    request: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ControlResponse(ControlFrame):
+    """The CLI's answer to one of our control requests."""
+
+    ok: bool
+    response: dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ControlCancel(ControlFrame):
+    """The CLI withdraws one of its own pending requests (``control_cancel_request``)."""

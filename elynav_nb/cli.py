@@ -1,0 +1,79 @@
+"""The ``elynav`` console script: one entry point, one sub-command per capability.
+
+Where it sits: at the edge. Each capability owns its commands in ``<capability>/command.py``,
+which offers ``configure(parser)`` (adds arguments, imports nothing heavy) and ``run(args) -> int``.
+This module only builds the argparse tree from ``COMMANDS`` and dispatches; typed errors are
+printed as one line ``CODE: message`` with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from elynav_nb.errors import ElynavError
+
+__all__ = ["COMMANDS", "main"]
+
+# (words after `elynav`, module, one-line help)
+COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
+    (("demo",), "elynav_nb.agents.command", "run one streamed agent turn on the embedded defaults"),
+    (("agents", "install"), "elynav_nb.agents.install_command", "copy the Elynav agents into a workspace"),
+    (("mcp", "crm"), "elynav_nb.crm.command", "serve the CRM over MCP (stdio)"),
+    (("crm", "demo"), "elynav_nb.crm.demo_command", "create a deterministic demo CRM database"),
+    (("mcp", "templates"), "elynav_nb.templates.command", "serve agent-template admin over MCP (stdio)"),
+]
+
+
+def _load_command_module(module_name: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name == module_name:  # a capability not built yet: its command is simply absent
+            return None
+        raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="elynav", description="Elynav agent platform from Python.")
+    groups: dict[tuple[str, ...], argparse._SubParsersAction[argparse.ArgumentParser]] = {
+        (): parser.add_subparsers(dest="command", metavar="COMMAND")
+    }
+    group_parsers: dict[tuple[str, ...], argparse.ArgumentParser] = {(): parser}
+    for words, module_name, help_text in COMMANDS:
+        module = _load_command_module(module_name)
+        if module is None:
+            continue
+        for depth in range(1, len(words)):
+            prefix = words[:depth]
+            if prefix not in groups:
+                group_parser = groups[words[: depth - 1]].add_parser(prefix[-1], help=f"{prefix[-1]} commands")
+                group_parsers[prefix] = group_parser
+                groups[prefix] = group_parser.add_subparsers(dest=f"command_{depth}", metavar="COMMAND")
+        command_parser = groups[words[:-1]].add_parser(words[-1], help=help_text, description=help_text)
+        module.configure(command_parser)
+        command_parser.set_defaults(run_command=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    arguments = parser.parse_args(argv)
+    run_command = getattr(arguments, "run_command", None)
+    if run_command is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(run_command(arguments) or 0)
+    except ElynavError as error:
+        print(f"{error.code}: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

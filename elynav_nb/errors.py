@@ -1,0 +1,342 @@
+"""The one error tree of elynav_nb: every failure a user can meet, each with a stable ``code``.
+
+Where it sits: imported by every capability (agents, office, docs, templates, crm) and by the
+MCP servers, which turn an ``ElynavError`` into a ``{code, message}`` tool error. Nothing here
+does I/O.
+
+How to read an error: ``error.code`` is a stable string meant for code and for agents
+(``AGENT_BUSY``, ``VERSION_CONFLICT``...); ``str(error)`` is one plain sentence for people;
+``error.details`` holds extra, secret-free facts (an exit code, a stderr tail). In a notebook
+the traceback is replaced by one line ``CODE: message`` (``_render_traceback_``).
+
+Messages never carry secrets: callers pass redacted text, and ``redact_secrets`` is the helper
+they use for text that came from outside (stderr tails, server answers).
+
+The tree::
+
+    ElynavError                         ELYNAV_ERROR
+    ├── InvalidInput                    INVALID_INPUT
+    │   ├── AgentDefinitionInvalid      AGENT_DEFINITION_INVALID
+    │   └── SyncCallInsideLoop          SYNC_CALL_INSIDE_LOOP
+    ├── NotFound                        NOT_FOUND
+    │   ├── AgentNotFound               AGENT_NOT_FOUND
+    │   ├── CliNotFound                 CLI_NOT_FOUND
+    │   ├── TemplateNotFound            TEMPLATE_NOT_FOUND
+    │   ├── DocNotFound                 DOC_NOT_FOUND
+    │   └── BlockNotFound               BLOCK_NOT_FOUND
+    ├── Duplicate                       DUPLICATE
+    ├── NotAllowed                      NOT_ALLOWED
+    │   ├── DocReadonly                 DOC_READONLY
+    │   ├── DocNotPublic                DOC_NOT_PUBLIC
+    │   └── AuthRequired                AUTH_REQUIRED
+    ├── Conflict                        CONFLICT
+    │   ├── VersionConflict             VERSION_CONFLICT
+    │   ├── AgentBusy                   AGENT_BUSY
+    │   └── InstanceMismatch            INSTANCE_MISMATCH
+    ├── StoreCorrupt                    STORE_CORRUPT
+    │   └── TemplateStoreCorrupt        TEMPLATE_STORE_CORRUPT
+    ├── OperationTimeout                TIMEOUT
+    │   ├── AgentTimeout                AGENT_TIMEOUT
+    │   └── SyncTimeout                 SYNC_TIMEOUT
+    ├── AgentProcessError               AGENT_PROCESS_ERROR
+    │   ├── CliStartFailed              CLI_START_FAILED
+    │   │   └── BypassRefusedAsRoot     BYPASS_REFUSED_AS_ROOT
+    │   ├── CliExited                   CLI_EXITED
+    │   └── RunnerClosed                RUNNER_CLOSED
+    ├── ProtocolError                   PROTOCOL_ERROR
+    └── ServiceError                    SERVICE_ERROR
+        └── DatabaseBusy                DATABASE_BUSY
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = [
+    "AgentBusy",
+    "AgentDefinitionInvalid",
+    "AgentNotFound",
+    "AgentProcessError",
+    "AgentTimeout",
+    "AuthRequired",
+    "BlockNotFound",
+    "BypassRefusedAsRoot",
+    "CliExited",
+    "CliNotFound",
+    "CliStartFailed",
+    "Conflict",
+    "DatabaseBusy",
+    "DocNotFound",
+    "DocNotPublic",
+    "DocReadonly",
+    "Duplicate",
+    "ElynavError",
+    "InstanceMismatch",
+    "InvalidInput",
+    "NotAllowed",
+    "NotFound",
+    "OperationTimeout",
+    "ProtocolError",
+    "RunnerClosed",
+    "ServiceError",
+    "StoreCorrupt",
+    "SyncCallInsideLoop",
+    "SyncTimeout",
+    "TemplateNotFound",
+    "TemplateStoreCorrupt",
+    "VersionConflict",
+    "error_for_code",
+    "redact_secrets",
+]
+
+
+class ElynavError(Exception):
+    """Base of every elynav_nb error. ``code`` is stable; the message is for people."""
+
+    code: str = "ELYNAV_ERROR"
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = dict(details or {})
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_error, (type(self), self.message, self.details))
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"code", "message", **details}``: the shape MCP tools and DataFrames show."""
+        return {"code": self.code, "message": self.message, **self.details}
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython shows this instead of a deep asyncio traceback."""
+        return [f"{self.code}: {self.message}"]
+
+
+def _rebuild_error(error_class: type[ElynavError], message: str, details: dict[str, Any]) -> ElynavError:
+    return error_class(message, details=details)
+
+
+class InvalidInput(ElynavError):
+    """A value given by the caller is wrong; the message says what to fix."""
+
+    code = "INVALID_INPUT"
+
+
+class AgentDefinitionInvalid(InvalidInput):
+    """An agent file's front matter breaks the Claude Code rules (missing name, bad tools...)."""
+
+    code = "AGENT_DEFINITION_INVALID"
+
+
+class SyncCallInsideLoop(InvalidInput):
+    """A blocking ``*_sync`` call was made on the event loop that runs the object: use ``await``."""
+
+    code = "SYNC_CALL_INSIDE_LOOP"
+
+
+class NotFound(ElynavError):
+    """The thing asked for does not exist."""
+
+    code = "NOT_FOUND"
+
+
+class AgentNotFound(NotFound):
+    """The agent name is not defined where the CLI looks for it."""
+
+    code = "AGENT_NOT_FOUND"
+
+
+class CliNotFound(NotFound):
+    """The agent CLI binary is not installed (the message carries an install hint)."""
+
+    code = "CLI_NOT_FOUND"
+
+
+class TemplateNotFound(NotFound):
+    """No agent template has this id."""
+
+    code = "TEMPLATE_NOT_FOUND"
+
+
+class DocNotFound(NotFound):
+    """The La Suite Docs document does not exist (or is invisible to these credentials)."""
+
+    code = "DOC_NOT_FOUND"
+
+
+class BlockNotFound(NotFound):
+    """No BlockNote block has this id in the document."""
+
+    code = "BLOCK_NOT_FOUND"
+
+
+class Duplicate(ElynavError):
+    """The thing to create already exists; ``details`` names the existing one."""
+
+    code = "DUPLICATE"
+
+
+class NotAllowed(ElynavError):
+    """The policy or the server refuses this action for this caller. Nothing was changed."""
+
+    code = "NOT_ALLOWED"
+
+
+class DocReadonly(NotAllowed):
+    """The document can be read but not edited with these credentials."""
+
+    code = "DOC_READONLY"
+
+
+class DocNotPublic(NotAllowed):
+    """Anonymous access was asked for a document that is not public."""
+
+    code = "DOC_NOT_PUBLIC"
+
+
+class AuthRequired(NotAllowed):
+    """The server needs credentials that were not given."""
+
+    code = "AUTH_REQUIRED"
+
+
+class Conflict(ElynavError):
+    """The action collides with the current state; retrying later or re-reading may work."""
+
+    code = "CONFLICT"
+
+
+class VersionConflict(Conflict):
+    """``expected_version`` is stale: someone changed the thing first. Nothing was changed."""
+
+    code = "VERSION_CONFLICT"
+
+
+class AgentBusy(Conflict):
+    """The agent is already in a turn; one turn at a time."""
+
+    code = "AGENT_BUSY"
+
+
+class InstanceMismatch(Conflict):
+    """A link points at another Docs instance than the one this session is settled on."""
+
+    code = "INSTANCE_MISMATCH"
+
+
+class StoreCorrupt(ElynavError):
+    """A file on disk is not what its index says; it was left untouched."""
+
+    code = "STORE_CORRUPT"
+
+
+class TemplateStoreCorrupt(StoreCorrupt):
+    """The template index or a template file is corrupt; nothing was overwritten."""
+
+    code = "TEMPLATE_STORE_CORRUPT"
+
+
+class OperationTimeout(ElynavError):
+    """A bounded wait ran out; the message names the step."""
+
+    code = "TIMEOUT"
+
+
+class AgentTimeout(OperationTimeout):
+    """The agent CLI did not answer within its bound."""
+
+    code = "AGENT_TIMEOUT"
+
+
+class SyncTimeout(OperationTimeout):
+    """The collaboration server did not acknowledge in time."""
+
+    code = "SYNC_TIMEOUT"
+
+
+class AgentProcessError(ElynavError):
+    """The agent CLI process misbehaved; ``details`` has its exit code and stderr tail."""
+
+    code = "AGENT_PROCESS_ERROR"
+
+
+class CliStartFailed(AgentProcessError):
+    """The agent CLI exited before it was ready."""
+
+    code = "CLI_START_FAILED"
+
+
+class BypassRefusedAsRoot(CliStartFailed):
+    """``bypassPermissions`` is refused by the CLI when running as root (outside a sandbox)."""
+
+    code = "BYPASS_REFUSED_AS_ROOT"
+
+
+class CliExited(AgentProcessError):
+    """The agent CLI is gone and could not be brought back."""
+
+    code = "CLI_EXITED"
+
+
+class RunnerClosed(AgentProcessError):
+    """The runner was stopped; start it again or make a new one."""
+
+    code = "RUNNER_CLOSED"
+
+
+class ProtocolError(ElynavError):
+    """A peer sent bytes that break its own protocol."""
+
+    code = "PROTOCOL_ERROR"
+
+
+class ServiceError(ElynavError):
+    """A server answered with an error we cannot map to a more precise code."""
+
+    code = "SERVICE_ERROR"
+
+
+class DatabaseBusy(ServiceError):
+    """The database stayed locked beyond the busy timeout."""
+
+    code = "DATABASE_BUSY"
+
+
+def _all_error_classes() -> list[type[ElynavError]]:
+    found: list[type[ElynavError]] = []
+    pending: list[type[ElynavError]] = [ElynavError]
+    while pending:
+        error_class = pending.pop()
+        found.append(error_class)
+        pending.extend(error_class.__subclasses__())
+    return found
+
+
+def error_for_code(code: str) -> type[ElynavError]:
+    """The error class whose ``code`` is ``code`` (``ElynavError`` when unknown)."""
+    for error_class in _all_error_classes():
+        if error_class.code == code:
+            return error_class
+    return ElynavError
+
+
+_SECRET_PATTERNS = [
+    re.compile(r"(?i)\b(sk-[a-z0-9-]{2,}[a-z0-9_\-]{8,})"),
+    re.compile(r"(?i)((?:api[_-]?key|token|secret|password|sessionid|csrftoken|authorization)\s*[=:]\s*)(\"?)[^\s\";,]+"),
+    re.compile(r"(?i)(bearer\s+)[a-z0-9._\-]+"),
+]
+
+
+def redact_secrets(text: str) -> str:
+    """Replace things that look like keys, tokens and session cookies with ``[redacted]``."""
+    text = _SECRET_PATTERNS[0].sub("[redacted]", text)
+    text = _SECRET_PATTERNS[1].sub(r"\1\2[redacted]", text)
+    text = _SECRET_PATTERNS[2].sub(r"\1[redacted]", text)
+    return text
