@@ -32,8 +32,10 @@ def _load_command_module(module_name: str) -> ModuleType | None:
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as error:
-        if error.name == module_name:  # a capability not built yet: its command is simply absent
-            return None
+        missing = error.name or ""
+        if module_name == missing or module_name.startswith(missing + "."):
+            return None  # a capability not built yet: its command is simply absent
+
         raise
 
 
