@@ -1,0 +1,76 @@
+"""Pure builder of the claude command line and child environment for one runner.
+
+Where it sits: the runner calls ``build_claude_argv`` and ``build_child_environment`` before it
+spawns the process; nothing here touches the disk or the process table (the runner tells us
+whether ``.mcp.json`` exists).
+
+The command line is the seed's, plus what a live notebook needs::
+
+    claude --print --agent NAME --input-format stream-json --output-format stream-json --verbose
+           --include-partial-messages [--mcp-config <cwd>/.mcp.json] [--permission-mode MODE]
+           [--permission-prompt-tool stdio] [--session-id UUID | --resume ID] [--model M] [extra...]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["ClaudeLaunch", "STRIPPED_ENVIRONMENT_VARIABLES", "build_claude_argv", "build_child_environment"]
+
+STRIPPED_ENVIRONMENT_VARIABLES = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
+
+
+@dataclass(frozen=True)
+class ClaudeLaunch:
+    """What one claude process is started with (everything but the executable)."""
+
+    agent_name: str | None = None
+    include_partial_messages: bool = True
+    mcp_config_path: str | None = None
+    permission_mode: str | None = None
+    permission_prompts: bool = False
+    session_id: str | None = None
+    resume_session_id: str | None = None
+    model: str | None = None
+    extra_arguments: tuple[str, ...] = field(default_factory=tuple)
+
+
+def build_claude_argv(executable: Sequence[str], launch: ClaudeLaunch) -> list[str]:
+    """The full argv: ``executable`` (one or more words) then the flags of ``launch``."""
+    argv = list(executable)
+    argv.append("--print")
+    if launch.agent_name:
+        argv += ["--agent", launch.agent_name]
+    argv += ["--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+    if launch.include_partial_messages:
+        argv.append("--include-partial-messages")
+    if launch.mcp_config_path:
+        argv += ["--mcp-config", launch.mcp_config_path]
+    if launch.permission_mode:
+        argv += ["--permission-mode", launch.permission_mode]
+    if launch.permission_prompts:
+        argv += ["--permission-prompt-tool", "stdio"]
+    if launch.resume_session_id:
+        argv.append(f"--resume={launch.resume_session_id}")
+    elif launch.session_id:
+        argv += ["--session-id", launch.session_id]
+    if launch.model:
+        argv += ["--model", launch.model]
+    argv += list(launch.extra_arguments)
+    return argv
+
+
+def build_child_environment(
+    parent_environment: Mapping[str, str], overrides: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The parent's environment without the variables that make claude refuse or misbehave.
+
+    ``CLAUDECODE`` and ``CLAUDE_CODE_ENTRYPOINT`` are set inside a Claude Code session; inherited,
+    they make a child CLI refuse to start or believe it is nested.
+    """
+    environment = {
+        name: value for name, value in parent_environment.items() if name not in STRIPPED_ENVIRONMENT_VARIABLES
+    }
+    environment.update(overrides or {})
+    return environment
