@@ -302,6 +302,7 @@ class AgentRunner:
         self._control_counter = 0
         self._start_lock: asyncio.Lock | None = None
         self.stray_events: list[AgentEvent] = []
+        self._turn_listeners: list[Callable[[Turn], None]] = []
 
     # -- starting ---------------------------------------------------------------------------------
 
@@ -437,7 +438,22 @@ class AgentRunner:
         turn = Turn(self, prompt_text)
         self._current_turn = turn
         turn.task = asyncio.get_running_loop().create_task(self._drive_turn(turn, text))
+        for listener in list(self._turn_listeners):
+            listener(turn)
         return turn
+
+    def add_turn_listener(self, listener: Callable[[Turn], None]) -> None:
+        """Call ``listener(turn)`` for every new turn (views subscribe here)."""
+        self._turn_listeners.append(listener)
+
+    def remove_turn_listener(self, listener: Callable[[Turn], None]) -> None:
+        if listener in self._turn_listeners:
+            self._turn_listeners.remove(listener)
+
+    @property
+    def current_turn(self) -> Turn | None:
+        """The turn in flight, if any."""
+        return self._current_turn if self.busy else None
 
     async def ask(self, text: str) -> TurnResult:
         """``await runner.ask(text)`` = ``await runner.send(text)``."""
