@@ -17,7 +17,8 @@ The tree::
     ElynavError                         ELYNAV_ERROR
     ├── InvalidInput                    INVALID_INPUT
     │   ├── AgentDefinitionInvalid      AGENT_DEFINITION_INVALID
-    │   └── SyncCallInsideLoop          SYNC_CALL_INSIDE_LOOP
+    │   ├── SyncCallInsideLoop          SYNC_CALL_INSIDE_LOOP
+    │   └── UnsupportedBlockType        UNSUPPORTED_BLOCK_TYPE
     ├── NotFound                        NOT_FOUND
     │   ├── AgentNotFound               AGENT_NOT_FOUND
     │   ├── CliNotFound                 CLI_NOT_FOUND
@@ -85,6 +86,7 @@ __all__ = [
     "SyncTimeout",
     "TemplateNotFound",
     "TemplateStoreCorrupt",
+    "UnsupportedBlockType",
     "VersionConflict",
     "error_for_code",
     "redact_secrets",
@@ -139,6 +141,12 @@ class SyncCallInsideLoop(InvalidInput):
     """A blocking ``*_sync`` call was made on the event loop that runs the object: use ``await``."""
 
     code = "SYNC_CALL_INSIDE_LOOP"
+
+
+class UnsupportedBlockType(InvalidInput):
+    """The BlockNote block type cannot be written (or this block is kept opaque and never rewritten)."""
+
+    code = "UNSUPPORTED_BLOCK_TYPE"
 
 
 class NotFound(ElynavError):
@@ -337,6 +345,6 @@ _SECRET_PATTERNS = [
 def redact_secrets(text: str) -> str:
     """Replace things that look like keys, tokens and session cookies with ``[redacted]``."""
     text = _SECRET_PATTERNS[0].sub("[redacted]", text)
-    text = _SECRET_PATTERNS[1].sub(r"\1\2[redacted]", text)
     text = _SECRET_PATTERNS[2].sub(r"\1[redacted]", text)
+    text = _SECRET_PATTERNS[1].sub(r"\1\2[redacted]", text)
     return text

@@ -142,8 +142,10 @@ class Turn:
                 index += 1
             if self._done.done():
                 return
-            changed = self._changed
-            await changed.wait()
+            self._changed.clear()
+            if index < len(self.events) or self._done.done():
+                continue
+            await self._changed.wait()
 
     def __await__(self) -> Generator[Any, None, TurnResult]:
         return self._wait_result().__await__()
@@ -189,16 +191,14 @@ class Turn:
             self._open_tool_uses.discard(event.tool_use_id)
         elif isinstance(event, AgentStarted) and event.session_id:
             self.session_id = event.session_id
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
+        self._changed.set()
 
     def _finish(self, result: TurnResult) -> None:
         if self._done.done():
             return
         self.result = result
         self._done.set_result(result)
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
+        self._changed.set()
 
     # -- display ------------------------------------------------------------------------------------
 

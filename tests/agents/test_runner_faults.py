@@ -296,3 +296,33 @@ def test_reaper_leaves_no_cli_and_no_tool_after_interpreter_exit(tmp_path):
     cli_pid, grandchild_pid = (int(word) for word in completed.stdout.split())
     assert wait_until_gone(cli_pid, timeout=5)
     assert wait_until_gone(grandchild_pid, timeout=5)
+
+
+@pytest.mark.anyio
+async def test_several_readers_each_see_every_event(tmp_path):
+    runner = make_runner(tmp_path, "echo")
+    await runner.start()
+    turn = runner.send("fan out")
+
+    async def collect() -> list:
+        return [event async for event in turn]
+
+    first, second = await asyncio.gather(collect(), collect())
+    late = await collect()  # a reader that starts after the end still gets everything
+    assert first == second == late == list((await turn).events)
+    assert len(first) == 3
+    await assert_clean_stop(runner)
+
+
+@pytest.mark.anyio
+async def test_awaiting_cell_interrupted_cancels_the_turn(tmp_path):
+    runner = make_runner(tmp_path, "hang", idle_timeout=60, interrupt_timeout=0.5)
+    turn = runner.send("long")
+    waiter = asyncio.ensure_future(turn._wait_result())  # what `await turn` does in a cell
+    await asyncio.sleep(0.5)
+    waiter.cancel()  # a kernel interrupt reaching the cell
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    result = await asyncio.wait_for(asyncio.shield(turn._done), timeout=20)
+    assert result.outcome == "cancelled"
+    await assert_clean_stop(runner)
