@@ -33,10 +33,10 @@ def view_for(obj: Any) -> Any | None:
 def in_notebook_kernel() -> bool:
     """True inside a Jupyter kernel (JupyterLab, Notebook 7, VS Code), false in terminals and scripts."""
     try:
-        from IPython import get_ipython
+        from IPython.core.getipython import get_ipython
     except ImportError:
         return False
-    shell = get_ipython()
+    shell = get_ipython()  # type: ignore[no-untyped-call]
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from elynav_nb.errors import CliNotFound
 
-__all__ = ["CliCommand", "INSTALL_HINT", "STANDIN", "locate_cli", "standin_command"]
+__all__ = ["INSTALL_HINT", "STANDIN", "CliCommand", "locate_cli", "standin_command"]
 
 STANDIN = "standin"
 STANDIN_MODULE = "elynav_nb.sandbox.claude_standin"

@@ -216,7 +216,7 @@ class CliProcess:
         for task in self._tasks[:2]:
             try:
                 await asyncio.wait_for(asyncio.shield(task), timeout=5.0)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
+            except (TimeoutError, asyncio.CancelledError):
                 task.cancel()
             except Exception:  # a reader failure must not hide the exit
                 pass
@@ -328,7 +328,7 @@ class CliProcess:
             return True
         try:
             await asyncio.wait_for(asyncio.shield(self._process.wait()), timeout=timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         return True
 
@@ -372,7 +372,7 @@ class CliProcess:
         await self._end_orphans(bounds.orphans)
         try:
             await asyncio.wait_for(self.exited.wait(), timeout=5.0)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         for task in self._tasks:
             if not task.done():

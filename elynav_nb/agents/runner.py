@@ -507,7 +507,7 @@ class AgentRunner:
         try:
             await self._control("interrupt", timeout=self.interrupt_timeout)
             await asyncio.wait_for(asyncio.shield(turn._done), timeout=self.interrupt_timeout)
-        except (asyncio.TimeoutError, AgentTimeout, CliExited):
+        except (TimeoutError, AgentTimeout, CliExited):
             pass
         if turn.done:
             await process.end_tool_sessions()
@@ -578,7 +578,7 @@ class AgentRunner:
                 self._open_permission(item)
             elif isinstance(item, ControlRequest):
                 self._write_soon(encode_control_error(item.request_id, f"Unsupported by elynav_nb: {item.subtype}"))
-            else:
+            elif isinstance(item, AgentEvent):
                 self._route_event(item)
 
     def _route_event(self, event: AgentEvent) -> None:
@@ -640,7 +640,7 @@ class AgentRunner:
         future: asyncio.Future[ControlResponse] = asyncio.get_running_loop().create_future()
         self._pending_controls[request_id] = future
         await process.write(encode_control_request(request_id, subtype, **fields))
-        exit_waiter = asyncio.ensure_future(process.exited.wait())
+        exit_waiter: asyncio.Future[Any] = asyncio.ensure_future(process.exited.wait())
         try:
             finished, _ = await asyncio.wait([future, exit_waiter], timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:

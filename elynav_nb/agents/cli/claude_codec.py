@@ -38,9 +38,9 @@ from elynav_nb.agents.events import (
 )
 
 __all__ = [
+    "STANDIN_MARKER_KEY",
     "ClaudeStreamDecoder",
     "DecodedItem",
-    "STANDIN_MARKER_KEY",
     "encode_control_error",
     "encode_control_request",
     "encode_control_success",

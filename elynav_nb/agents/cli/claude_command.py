@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["ClaudeLaunch", "STRIPPED_ENVIRONMENT_VARIABLES", "build_claude_argv", "build_child_environment"]
+__all__ = ["STRIPPED_ENVIRONMENT_VARIABLES", "ClaudeLaunch", "build_child_environment", "build_claude_argv"]
 
 STRIPPED_ENVIRONMENT_VARIABLES = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
 
