@@ -14,6 +14,7 @@ It speaks just enough of the claude stream-json protocol (``initialize``, one us
   grandchild-interruptible  same, but honours interrupt (leaving the grandchild alive)
   refuse-root   exit 1 like claude does for root + bypassPermissions
   slow-init     never answer ``initialize``
+  permission    ask ``can_use_tool`` for a Bash command and report the decision it gets
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ for index, word in enumerate(sys.argv):
 
 write_lock = threading.Lock()
 interrupted = threading.Event()
+permission_answers: dict[str, dict] = {}
+permission_answered = threading.Condition()
 
 
 def emit(message: dict) -> None:
@@ -89,6 +92,18 @@ def run_turn(prompt: str) -> None:
             return
         while True:
             time.sleep(1)
+    if MODE == "permission":
+        emit({"type": "control_request", "request_id": "perm-1", "request": {
+            "subtype": "can_use_tool", "tool_name": "Bash", "display_name": "Bash",
+            "input": {"command": "touch created.txt"}, "description": "Create a file", "tool_use_id": "toolu_p"}})
+        with permission_answered:
+            permission_answered.wait_for(lambda: "perm-1" in permission_answers)
+        decision = permission_answers.pop("perm-1")
+        allowed = decision.get("behavior") == "allow"
+        content = f"ran {decision['updatedInput']['command']}" if allowed else decision.get("message", "")
+        emit({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_p", "content": content, "is_error": not allowed}]},
+            "parent_tool_use_id": None, "session_id": SESSION_ID})
     if MODE == "garbage":
         with write_lock:
             sys.stdout.write("this is not json\n{\"truncated\": \n[1, 2, 3]\n")
@@ -116,6 +131,12 @@ def main() -> int:
         return 1
     for raw_line in sys.stdin:
         message = json.loads(raw_line)
+        if message.get("type") == "control_response":
+            envelope = message["response"]
+            with permission_answered:
+                permission_answers[envelope["request_id"]] = envelope.get("response", {})
+                permission_answered.notify_all()
+            continue
         if message.get("type") == "control_request":
             request = message["request"]
             if request["subtype"] == "initialize":
