@@ -2,12 +2,14 @@
 
 Where it sits: capabilities call ``rich_bundle(obj)`` from their ``_repr_mimebundle_``; the
 ``elynav_nb.widgets`` package calls ``register_view`` for each class it can show when it is
-imported (``elynav_nb/__init__`` imports it). So capabilities never import widgets, and an
-object shows a live widget in a notebook kernel, HTML elsewhere and ``repr`` in a terminal.
+imported, which ``rich_bundle`` does lazily the first time it runs inside a notebook kernel (so
+``import elynav_nb`` stays light for scripts, the CLI and MCP servers). Capabilities never import
+widgets; an object shows a live widget in a kernel, HTML elsewhere and ``repr`` in a terminal.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -44,6 +46,7 @@ def rich_bundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[str,
     """The MIME bundle for ``obj``: its widget view in a kernel, else its HTML; ``repr`` as text."""
     bundle: dict[str, Any] = {}
     if in_notebook_kernel():
+        importlib.import_module("elynav_nb.widgets")  # registers the views (once)
         view = view_for(obj)
         if view is not None:
             bundle.update(view._repr_mimebundle_(include=include, exclude=exclude) or {})
