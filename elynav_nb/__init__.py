@@ -1,6 +1,66 @@
-"""elynav_nb: the Elynav agent platform in JupyterLab (public API assembled in this module)."""
+"""elynav_nb: the Elynav agent platform in JupyterLab.
+
+The names most notebooks need are available here; each capability keeps its full surface in its
+own sub-package (``elynav_nb.agents``, ``elynav_nb.templates``, ``elynav_nb.crm``,
+``elynav_nb.docs``). Capabilities are imported on first use of one of their names, so
+``import elynav_nb`` stays fast for scripts, the ``elynav`` CLI and MCP servers. Importing
+this package has no side effect: no event-loop policy, no nest_asyncio, no display.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from elynav_nb.errors import ElynavError
 
-__all__ = ["ElynavError"]
+if TYPE_CHECKING:
+    from elynav_nb.agents import (
+        AgentDefinition,
+        AgentRunner,
+        RunnerManager,
+        Turn,
+        TurnResult,
+        install_agents,
+        load_agents,
+    )
+    from elynav_nb.templates import Templates
+
 __version__ = "0.1.0"
+
+_LAZY_NAMES = {
+    "AgentDefinition": "elynav_nb.agents",
+    "AgentRunner": "elynav_nb.agents",
+    "RunnerManager": "elynav_nb.agents",
+    "Turn": "elynav_nb.agents",
+    "TurnResult": "elynav_nb.agents",
+    "install_agents": "elynav_nb.agents",
+    "load_agents": "elynav_nb.agents",
+    "Templates": "elynav_nb.templates",
+}
+
+__all__ = [
+    "AgentDefinition",
+    "AgentRunner",
+    "ElynavError",
+    "RunnerManager",
+    "Templates",
+    "Turn",
+    "TurnResult",
+    "__version__",
+    "install_agents",
+    "load_agents",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY_NAMES.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'elynav_nb' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
