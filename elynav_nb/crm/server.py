@@ -1,0 +1,340 @@
+"""The CRM MCP server: eleven tools over ``CrmStore``, served over stdio.
+
+Where it sits: the thin edge between an MCP client (the ``claude`` CLI of an Elynav agent, the
+notebook's ``Crm.call``, tests) and ``store.py``. Each tool takes JSON arguments (its input
+schema comes from the annotated signature), calls one store method, and returns a ``domain``
+record as structured output. An ``ElynavError`` becomes ``ToolError("CODE: message {details}")``, so the
+agent reads a stable code (``INVALID_INPUT``, ``NOT_FOUND``, ``DUPLICATE``, ``DATABASE_BUSY``) and
+what to fix. Tools are plain functions: the SDK runs them in worker threads; the store's lock
+serialises them on one SQLite connection.
+
+Run it: ``elynav mcp crm --db PATH`` or ``python -m elynav_nb.crm.server --db PATH``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Annotated, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from elynav_nb.crm import domain
+from elynav_nb.crm.command import configure
+from elynav_nb.crm.domain import (
+    Account,
+    AccountDetail,
+    AccountPage,
+    Activity,
+    ActivityPage,
+    Contact,
+    ContactPage,
+    Opportunity,
+    PipelineSummary,
+)
+from elynav_nb.crm.store import DEFAULT_BUSY_TIMEOUT_SECONDS, CrmStore
+from elynav_nb.errors import ElynavError
+
+__all__ = ["SERVER_NAME", "TOOL_NAMES", "build_crm_server", "main", "serve_stdio"]
+
+SERVER_NAME = "elynav-crm"
+TOOL_NAMES: tuple[str, ...] = (
+    "search_accounts",
+    "get_account",
+    "create_account",
+    "update_account",
+    "search_contacts",
+    "create_contact",
+    "log_activity",
+    "list_activities",
+    "create_opportunity",
+    "update_opportunity_stage",
+    "pipeline_summary",
+)
+
+_INSTRUCTIONS = (
+    "The Elynav CRM: accounts (French B2B companies), their contacts, the activities logged on them "
+    "(email, call, meeting, note, linkedin) and their opportunities. Search before you create: "
+    "create_contact refuses an e-mail already known and names the existing contact id. Lists are "
+    "paged: pass next_cursor back as cursor. Errors start with a code: INVALID_INPUT (fix the "
+    "argument), NOT_FOUND (search for the right id), DUPLICATE (use the existing id), DATABASE_BUSY (retry)."
+)
+
+ResultType = TypeVar("ResultType")
+
+_READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+_ADD = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+_CHANGE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+
+# Argument types: descriptions and allowed values land in each tool's JSON schema. Allowed values
+# are declared (enum, minimum, maximum) but checked by ``domain``, so a wrong value gets a coded
+# INVALID_INPUT message rather than a pydantic dump.
+AccountId = Annotated[int, Field(description="Account id (from search_accounts).")]
+OptionalText = Annotated[str | None, Field(description="Optional text.")]
+Limit = Annotated[
+    int,
+    Field(
+        description=f"Page size, 1 to {domain.MAX_PAGE_SIZE}.",
+        json_schema_extra={"minimum": 1, "maximum": domain.MAX_PAGE_SIZE},
+    ),
+]
+Cursor = Annotated[
+    str | None, Field(description="next_cursor of the previous page; omit for the first page.")
+]
+Query = Annotated[
+    str,
+    Field(
+        description="Words to find (prefixes, accents ignored, all words required). Empty: list everything.",
+        json_schema_extra={"maxLength": domain.MAX_QUERY_CHARS},
+    ),
+]
+Stage = Annotated[
+    str,
+    Field(description="Pipeline stage.", json_schema_extra={"enum": list(domain.OPPORTUNITY_STAGES)}),
+]
+Kind = Annotated[
+    str, Field(description="Kind of touch.", json_schema_extra={"enum": list(domain.ACTIVITY_KINDS)})
+]
+Status = Annotated[
+    str | None,
+    Field(description="Account status.", json_schema_extra={"enum": [*domain.ACCOUNT_STATUSES, None]}),
+]
+Size = Annotated[
+    str | None,
+    Field(description="Head-count bracket.", json_schema_extra={"enum": [*domain.ACCOUNT_SIZES, None]}),
+]
+Country = Annotated[str | None, Field(description="Two-letter ISO 3166 code, e.g. FR.")]
+DomainName = Annotated[str | None, Field(description="Web domain without scheme, e.g. exemple.fr.")]
+
+
+def _run_tool(action: Callable[[], ResultType]) -> ResultType:
+    """Run one store call; a typed error becomes a ``ToolError`` the model reads as ``CODE: message``."""
+    try:
+        return action()
+    except ElynavError as error:
+        text = f"{error.code}: {error.message}"
+        if error.details:  # secret-free by contract (errors.py); e.g. the existing id of a DUPLICATE
+            text += " " + json.dumps(error.details, sort_keys=True)
+        raise ToolError(text) from None
+
+
+def build_crm_server(store: CrmStore) -> MCPServer:
+    """An ``MCPServer`` whose eleven tools read and write ``store``."""
+    server: MCPServer = MCPServer(
+        SERVER_NAME, version="0.1.0", instructions=_INSTRUCTIONS, log_level="WARNING"
+    )
+
+    @server.tool(title="Search accounts", annotations=_READ)
+    def search_accounts(
+        query: Query = "", limit: Limit = domain.DEFAULT_PAGE_SIZE, cursor: Cursor = None
+    ) -> AccountPage:
+        """Find accounts whose name, domain or industry contain every word of `query`; best matches first."""
+        return _run_tool(lambda: store.search_accounts(query, limit=limit, cursor=cursor))
+
+    @server.tool(title="Get account", annotations=_READ)
+    def get_account(account_id: AccountId) -> AccountDetail:
+        """One account with its contacts, opportunities and 10 latest activities."""
+        return _run_tool(lambda: store.get_account(account_id))
+
+    @server.tool(title="Create account", annotations=_ADD)
+    def create_account(
+        name: Annotated[str, Field(description="Company name.")],
+        domain: DomainName = None,
+        industry: OptionalText = None,
+        size: Size = None,
+        country: Country = None,
+        status: Status = "prospect",
+        owner: Annotated[str | None, Field(description="Agent or person who owns the account.")] = None,
+    ) -> Account:
+        """Create an account. A domain already used by another account gives DUPLICATE with its id."""
+        return _run_tool(
+            lambda: store.create_account(
+                name,
+                domain_name=domain,
+                industry=industry,
+                size=size,
+                country=country,
+                status=status or "prospect",
+                owner=owner,
+            )
+        )
+
+    @server.tool(title="Update account", annotations=_CHANGE)
+    def update_account(
+        account_id: AccountId,
+        name: OptionalText = None,
+        domain: DomainName = None,
+        industry: OptionalText = None,
+        size: Size = None,
+        country: Country = None,
+        status: Status = None,
+        owner: OptionalText = None,
+    ) -> Account:
+        """Change the given fields of an account; fields left out keep their value, "" clears an optional one."""
+        given = {
+            "name": name,
+            "domain": domain,
+            "industry": industry,
+            "size": size,
+            "country": country,
+            "status": status,
+            "owner": owner,
+        }
+        changes: dict[str, object] = {}
+        for field_name, value in given.items():
+            if value is not None:
+                changes[field_name] = value
+        return _run_tool(lambda: store.update_account(account_id, changes))
+
+    @server.tool(title="Search contacts", annotations=_READ)
+    def search_contacts(
+        query: Query = "",
+        account_id: Annotated[int | None, Field(description="Only contacts of this account.")] = None,
+        limit: Limit = domain.DEFAULT_PAGE_SIZE,
+        cursor: Cursor = None,
+    ) -> ContactPage:
+        """Find contacts by name, e-mail or job title, optionally within one account."""
+        return _run_tool(
+            lambda: store.search_contacts(query, account_id=account_id, limit=limit, cursor=cursor)
+        )
+
+    @server.tool(title="Create contact", annotations=_ADD)
+    def create_contact(
+        account_id: AccountId,
+        first_name: Annotated[str, Field(description="First name.")],
+        last_name: Annotated[str, Field(description="Last name.")],
+        email: Annotated[str, Field(description="E-mail address; unique in the CRM.")],
+        title: Annotated[str | None, Field(description="Job title.")] = None,
+        phone: Annotated[str | None, Field(description="Phone number.")] = None,
+    ) -> Contact:
+        """Create a contact on an account. An e-mail already in the CRM gives DUPLICATE with the existing id."""
+        return _run_tool(
+            lambda: store.create_contact(account_id, first_name, last_name, email, title=title, phone=phone)
+        )
+
+    @server.tool(title="Log activity", annotations=_ADD)
+    def log_activity(
+        account_id: AccountId,
+        kind: Kind,
+        subject: Annotated[str, Field(description="One-line summary.")],
+        logged_by: Annotated[str, Field(description="Agent (e.g. elynav-sdr) or person who logs it.")],
+        body: Annotated[
+            str,
+            Field(
+                description=f"Full text, up to {domain.MAX_BODY_BYTES:,} bytes of UTF-8.",
+                json_schema_extra={"maxLength": domain.MAX_BODY_BYTES},
+            ),
+        ] = "",
+        contact_id: Annotated[int | None, Field(description="Contact of this account, if any.")] = None,
+        occurred_at: Annotated[
+            str | None, Field(description="ISO 8601 date-time (UTC if no offset); default: now.")
+        ] = None,
+    ) -> Activity:
+        """Record a touch (email, call, meeting, note, linkedin) on an account."""
+        return _run_tool(
+            lambda: store.log_activity(
+                account_id,
+                kind,
+                subject,
+                logged_by,
+                body=body,
+                contact_id=contact_id,
+                occurred_at=occurred_at,
+            )
+        )
+
+    @server.tool(title="List activities", annotations=_READ)
+    def list_activities(
+        account_id: Annotated[int | None, Field(description="Only this account.")] = None,
+        contact_id: Annotated[int | None, Field(description="Only this contact.")] = None,
+        kind: Annotated[
+            str | None,
+            Field(description="Only this kind.", json_schema_extra={"enum": [*domain.ACTIVITY_KINDS, None]}),
+        ] = None,
+        logged_by: Annotated[
+            str | None, Field(description="Only those logged by this agent or person.")
+        ] = None,
+        since: Annotated[
+            str | None, Field(description="Only those at or after this ISO 8601 date-time.")
+        ] = None,
+        limit: Limit = domain.DEFAULT_PAGE_SIZE,
+        cursor: Cursor = None,
+    ) -> ActivityPage:
+        """Activities, newest first, with optional filters."""
+        return _run_tool(
+            lambda: store.list_activities(
+                account_id=account_id,
+                contact_id=contact_id,
+                kind=kind,
+                logged_by=logged_by,
+                since=since,
+                limit=limit,
+                cursor=cursor,
+            )
+        )
+
+    @server.tool(title="Create opportunity", annotations=_ADD)
+    def create_opportunity(
+        account_id: AccountId,
+        name: Annotated[str, Field(description="Deal name.")],
+        amount: Annotated[
+            float, Field(description="Expected value in euros, 0 or more.", json_schema_extra={"minimum": 0})
+        ],
+        stage: Stage = "prospecting",
+        close_date: Annotated[str | None, Field(description="Expected close date, YYYY-MM-DD.")] = None,
+    ) -> Opportunity:
+        """Create an opportunity (a deal) on an account."""
+        return _run_tool(
+            lambda: store.create_opportunity(account_id, name, amount, stage=stage, close_date=close_date)
+        )
+
+    @server.tool(title="Update opportunity stage", annotations=_CHANGE)
+    def update_opportunity_stage(
+        opportunity_id: Annotated[int, Field(description="Opportunity id (see get_account).")],
+        stage: Stage,
+    ) -> Opportunity:
+        """Move an opportunity to another pipeline stage."""
+        return _run_tool(lambda: store.update_opportunity_stage(opportunity_id, stage))
+
+    @server.tool(title="Pipeline summary", annotations=_READ)
+    def pipeline_summary() -> PipelineSummary:
+        """Number and total amount of opportunities per stage, plus open and won totals."""
+        return _run_tool(store.pipeline_summary)
+
+    return server
+
+
+def serve_stdio(database_path: str, *, busy_timeout_seconds: float = DEFAULT_BUSY_TIMEOUT_SECONDS) -> None:
+    """Open (create or migrate) the database and serve the CRM over stdio until stdin closes."""
+    with CrmStore.open(database_path, busy_timeout_seconds=busy_timeout_seconds) as store:
+        build_crm_server(store).run()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m elynav_nb.crm.server --db PATH``: serve over stdio; typed errors go to stderr."""
+    parser = argparse.ArgumentParser(
+        prog="python -m elynav_nb.crm.server", description="Serve the CRM over MCP (stdio)."
+    )
+    configure(parser)  # the same options as `elynav mcp crm`
+    arguments = parser.parse_args(argv)
+    try:
+        serve_stdio(arguments.db, busy_timeout_seconds=arguments.busy_timeout)
+    except ElynavError as error:
+        print(f"{error.code}: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

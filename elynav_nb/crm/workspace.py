@@ -1,0 +1,102 @@
+"""Wire an agent workspace to the MCP servers: write its ``.mcp.json``.
+
+Where it sits: used by whoever prepares a workspace for a ``claude`` agent (the notebooks, the
+agent runners' callers). The runner passes ``--mcp-config <workspace>/.mcp.json`` when the file
+exists (seed 000), and the CLI starts each declared server over stdio.
+
+Each server is declared as ``{"command": <this Python>, "args": ["-m", <module>, ...]}``: the
+absolute interpreter path works whatever PATH the agent CLI gets and whether or not a virtual
+environment is activated, which the ``elynav`` console script on PATH does not guarantee. Paths
+in the arguments are absolute (the CLI may start servers from another folder).
+
+Today only the CRM server exists; the docs and templates servers are added by passing their
+entries in ``extra_servers`` (``{"templates": {...}}``) until they get their own helpers here.
+Servers the user already declared in the file are kept; ours are replaced. The file is written
+atomically (temporary file, then ``os.replace``), so an agent never reads half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from elynav_nb.errors import InvalidInput, NotFound, StoreCorrupt
+
+__all__ = ["MCP_CONFIG_FILE_NAME", "crm_server_entry", "write_mcp_config"]
+
+MCP_CONFIG_FILE_NAME = ".mcp.json"
+CRM_SERVER_MODULE = "elynav_nb.crm.server"
+
+
+def crm_server_entry(
+    database_path: str | Path,
+    *,
+    python_executable: str | None = None,
+    busy_timeout_seconds: float | None = None,
+) -> dict[str, Any]:
+    """The ``.mcp.json`` entry that starts the CRM server on ``database_path`` over stdio."""
+    arguments = ["-m", CRM_SERVER_MODULE, "--db", str(Path(database_path).expanduser().resolve())]
+    if busy_timeout_seconds is not None:
+        arguments += ["--busy-timeout", f"{busy_timeout_seconds:g}"]
+    return {"type": "stdio", "command": python_executable or sys.executable, "args": arguments, "env": {}}
+
+
+def _read_existing_servers(config_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The whole existing document and its ``mcpServers`` mapping (both empty when no file)."""
+    if not config_path.exists():
+        return {}, {}
+    try:
+        document = json.loads(config_path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise StoreCorrupt(
+            f"{config_path.name} in the workspace is not valid JSON; it was left untouched"
+        ) from None
+    servers = document.get("mcpServers", {}) if isinstance(document, dict) else None
+    if not isinstance(servers, dict):
+        raise StoreCorrupt(f"{config_path.name} has no mcpServers object; it was left untouched")
+    return document, dict(servers)
+
+
+def write_mcp_config(
+    workspace: str | Path,
+    *,
+    crm_database: str | Path | None = None,
+    extra_servers: Mapping[str, Mapping[str, Any]] | None = None,
+    python_executable: str | None = None,
+) -> Path:
+    """Write ``<workspace>/.mcp.json`` declaring the crm server (and ``extra_servers``); returns its path."""
+    workspace_path = Path(workspace).expanduser().resolve()
+    if not workspace_path.is_dir():
+        raise NotFound(f"the workspace folder {workspace_path.name} does not exist")
+    new_servers: dict[str, dict[str, Any]] = {}
+    if crm_database is not None:
+        new_servers["crm"] = crm_server_entry(crm_database, python_executable=python_executable)
+    for name, entry in (extra_servers or {}).items():
+        if not isinstance(entry, Mapping) or "command" not in entry:
+            raise InvalidInput(f"the MCP server entry {name!r} needs at least a 'command'")
+        new_servers[name] = dict(entry)
+    if not new_servers:
+        raise InvalidInput("no MCP server to declare: pass crm_database or extra_servers")
+
+    config_path = workspace_path / MCP_CONFIG_FILE_NAME
+    document, servers = _read_existing_servers(config_path)
+    servers.update(new_servers)
+    document["mcpServers"] = servers
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+    file_descriptor, temporary_name = tempfile.mkstemp(prefix=".mcp.", suffix=".tmp", dir=workspace_path)
+    try:
+        with os.fdopen(file_descriptor, "w", encoding="utf-8") as temporary_file:
+            temporary_file.write(text)
+            temporary_file.flush()
+            os.fsync(temporary_file.fileno())
+        os.replace(temporary_name, config_path)
+    except BaseException:
+        Path(temporary_name).unlink(missing_ok=True)
+        raise
+    return config_path

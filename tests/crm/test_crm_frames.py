@@ -1,0 +1,161 @@
+"""``Crm.open``: read-only frames with pandas 3 dtypes, the three faces, analyses."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from elynav_nb.crm import Crm
+from elynav_nb.crm.analysis import (
+    activities_per_agent_per_week,
+    pipeline_by_stage,
+    plot_activities_per_agent_per_week,
+    plot_pipeline_by_stage,
+    untouched_accounts,
+)
+from elynav_nb.crm.columns import apply_crm_dtypes
+from elynav_nb.crm.schema import SCHEMA_VERSION
+from elynav_nb.errors import NotFound, StoreCorrupt
+
+
+def test_frames_have_pandas_3_dtypes(demo_database: Path) -> None:
+    crm = Crm.open(demo_database)
+    accounts = crm.accounts()
+    activities = crm.activities()
+    opportunities = crm.opportunities()
+    contacts = crm.contacts()
+    assert str(accounts["id"].dtype) == "Int64"
+    assert str(activities["contact_id"].dtype) == "Int64" and activities["contact_id"].isna().any()
+    assert pd.api.types.is_string_dtype(accounts["name"]) and accounts["name"].dtype != object
+    assert str(activities["occurred_at"].dtype) == "datetime64[us, UTC]"
+    assert str(opportunities["close_date"].dtype) == "datetime64[us]"
+    assert isinstance(activities["kind"].dtype, pd.CategoricalDtype)
+    assert list(opportunities["stage"].cat.categories)[:2] == ["prospecting", "qualification"]
+    assert opportunities["stage"].cat.ordered
+    assert contacts["title"].dtype == accounts["name"].dtype
+    pd.testing.assert_frame_equal(crm.to_frame(), accounts)
+
+
+def test_repr_and_html(demo_database: Path) -> None:
+    crm = Crm.open(demo_database)
+    counts = crm.counts()
+    assert repr(crm) == (
+        f"<Crm 'demo.sqlite' accounts=60 contacts={counts['contacts']} activities={counts['activities']} "
+        f"opportunities={counts['opportunities']}>"
+    )
+    assert "\n" not in repr(crm)
+    html = crm._repr_html_()
+    assert "<td>activities</td>" in html and f"{counts['activities']:,}" in html
+
+
+def test_open_refuses_missing_and_newer_databases(tmp_path: Path) -> None:
+    with pytest.raises(NotFound):
+        Crm.open(tmp_path / "missing.sqlite")
+    future = tmp_path / "future.sqlite"
+    with sqlite3.connect(future) as connection:
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
+    connection.close()
+    with pytest.raises(StoreCorrupt, match="newer"):
+        Crm.open(future)
+
+
+def _opportunities() -> pd.DataFrame:
+    return apply_crm_dtypes(
+        pd.DataFrame(
+            {
+                "id": [1, 2, 3, 4],
+                "account_id": [1, 1, 2, 2],
+                "stage": ["proposal", "proposal", "won", "prospecting"],
+                "amount": [100.0, 300.0, 50.0, 600.0],
+            }
+        )
+    )
+
+
+def test_pipeline_by_stage() -> None:
+    table = pipeline_by_stage(_opportunities())
+    assert list(table.index) == ["prospecting", "qualification", "proposal", "negotiation", "won", "lost"]
+    assert table["opportunities"].to_list() == [1, 0, 2, 0, 1, 0]
+    assert table.loc["proposal", "total_amount"] == 400.0
+    assert table.loc["proposal", "average_amount"] == 200.0
+    assert table.loc["qualification", "average_amount"] == 0.0
+    assert table.loc["proposal", "share_of_open_amount"] == 0.4
+    assert table.loc["won", "share_of_open_amount"] == 0.0
+
+
+def _activities() -> pd.DataFrame:
+    return apply_crm_dtypes(
+        pd.DataFrame(
+            {
+                "id": [1, 2, 3, 4],
+                "account_id": [1, 1, 2, 1],
+                "kind": ["call", "email", "note", "call"],
+                "occurred_at": [
+                    "2025-06-02T10:00:00Z",  # Monday, week of 2 June
+                    "2025-06-08T23:00:00Z",  # Sunday, same week
+                    "2025-06-03T09:00:00Z",
+                    "2025-06-24T09:00:00Z",  # two weeks later (16 June has none)
+                ],
+                "logged_by": ["elynav-sdr", "elynav-sdr", "Yann", "elynav-cmo"],
+            }
+        )
+    )
+
+
+def test_activities_per_agent_per_week() -> None:
+    table = activities_per_agent_per_week(_activities())
+    assert [day.strftime("%Y-%m-%d") for day in table.index] == [
+        "2025-06-02",
+        "2025-06-09",
+        "2025-06-16",
+        "2025-06-23",
+    ]
+    assert table.loc[pd.Timestamp("2025-06-02"), "elynav-sdr"] == 2
+    assert table.loc[pd.Timestamp("2025-06-16")].sum() == 0
+    assert table.loc[pd.Timestamp("2025-06-23"), "elynav-cmo"] == 1
+    assert sorted(activities_per_agent_per_week(_activities(), agents_only=True).columns) == [
+        "elynav-cmo",
+        "elynav-sdr",
+    ]
+
+
+def test_untouched_accounts() -> None:
+    accounts = apply_crm_dtypes(
+        pd.DataFrame(
+            {
+                "id": [1, 2, 3],
+                "name": ["Touched", "Silent", "Never"],
+                "owner": ["Yann", "Yann", None],
+                "status": ["customer", "prospect", "prospect"],
+            }
+        )
+    )
+    table = untouched_accounts(accounts, _activities(), days=14, as_of="2025-06-30T12:00:00Z")
+    assert table["name"].to_list() == ["Never", "Silent"]
+    assert pd.isna(table.loc[0, "days_since_touch"])
+    assert table.loc[1, "days_since_touch"] == 27
+    everyone = untouched_accounts(accounts, _activities(), days=1, as_of="2025-06-30")
+    assert everyone["name"].to_list() == ["Never", "Silent", "Touched"]
+
+
+def test_figures() -> None:
+    pytest.importorskip("matplotlib")
+    pipeline_figure = plot_pipeline_by_stage(pipeline_by_stage(_opportunities()))
+    assert len(pipeline_figure.axes) == 1
+    assert len(pipeline_figure.axes[0].patches) == 6
+    weekly_figure = plot_activities_per_agent_per_week(activities_per_agent_per_week(_activities()))
+    assert len(weekly_figure.axes[0].lines) == 3
+
+
+def test_repr_never_raises_when_the_file_is_gone(tmp_path: Path) -> None:
+    from elynav_nb.crm.demo_database import create_demo_database
+
+    path = tmp_path / "gone.sqlite"
+    create_demo_database(path, accounts=3, seed=1)
+    crm = Crm.open(path)
+    path.unlink()
+    assert repr(crm) == "<Crm 'gone.sqlite' unavailable (NOT_FOUND)>"
+    assert "unavailable (NOT_FOUND)" in crm._repr_html_()
