@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         install_agents,
         load_agents,
     )
+    from elynav_nb.crm import Crm, write_mcp_config
     from elynav_nb.templates import Templates
 
 __version__ = "0.1.0"
@@ -37,11 +38,14 @@ _LAZY_NAMES = {
     "install_agents": "elynav_nb.agents",
     "load_agents": "elynav_nb.agents",
     "Templates": "elynav_nb.templates",
+    "Crm": "elynav_nb.crm",
+    "write_mcp_config": "elynav_nb.crm",
 }
 
 __all__ = [
     "AgentDefinition",
     "AgentRunner",
+    "Crm",
     "ElynavError",
     "RunnerManager",
     "Templates",
@@ -50,6 +54,7 @@ __all__ = [
     "__version__",
     "install_agents",
     "load_agents",
+    "write_mcp_config",
 ]
 
 

@@ -10,6 +10,7 @@ import elynav_nb
 EXPECTED_PUBLIC_NAMES = [
     "AgentDefinition",
     "AgentRunner",
+    "Crm",
     "ElynavError",
     "RunnerManager",
     "Templates",
@@ -18,6 +19,7 @@ EXPECTED_PUBLIC_NAMES = [
     "__version__",
     "install_agents",
     "load_agents",
+    "write_mcp_config",
 ]
 
 
