@@ -20,7 +20,7 @@ __all__ = ["COMMANDS", "main"]
 
 # (words after `elynav`, module, one-line help)
 COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
-    (("demo",), "elynav_nb.agents.command", "run one streamed agent turn on the embedded defaults"),
+    (("demo",), "elynav_nb.demo", "run one streamed agent turn on the embedded defaults"),
     (("agents", "install"), "elynav_nb.agents.install_command", "copy the Elynav agents into a workspace"),
     (("mcp", "crm"), "elynav_nb.crm.command", "serve the CRM over MCP (stdio)"),
     (("crm", "demo"), "elynav_nb.crm.demo_command", "create a deterministic demo CRM database"),

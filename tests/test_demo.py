@@ -1,0 +1,31 @@
+"""The README's main command: ``elynav demo`` runs one streamed turn offline, end to end."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+
+def test_elynav_demo_streams_a_turn_with_a_real_mcp_call(tmp_path):
+    environment = {**os.environ, "PATH": os.environ.get("PATH", "")}
+    environment.pop("ELYNAV_AGENT_CLI", None)
+    completed = subprocess.run(
+        [sys.executable, "-m", "elynav_nb", "demo", "--workspace", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=environment,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    lines = completed.stdout.splitlines()
+    assert lines[0] == "elynav demo · agent elynav-sdr · CLI stand-in (elynav-claude-standin)"
+    assert "MCP servers: crm (connected)" in completed.stdout
+    assert '→ mcp__crm__search_accounts {"query": "Lyon", "limit": 3}' in completed.stdout
+    assert "← ok:" in completed.stdout and "Lyon" in completed.stdout
+    assert "[elynav stand-in]" in completed.stdout
+    summary = lines[-1]
+    assert summary.startswith("completed · agent elynav-sdr · session ")
+    assert "1 tool calls" in summary and summary.endswith("stand-in CLI")
+    assert (tmp_path / ".claude" / "agents" / "elynav-sdr.md").is_file()
+    assert (tmp_path / ".mcp.json").is_file()
