@@ -1,0 +1,645 @@
+"""``elynav-claude-standin``: an executable that behaves on the wire like ``claude --print`` in stream-json mode.
+
+It is **not Claude**: replies are deterministic, scripted by ``@standin`` directive lines (see
+``standin_directives``), the model is ``elynav-standin``, ``system/init`` carries ``"elynav_standin": true``
+and a one-line note goes to stderr at start-up. Everything else imitates the real CLI (2.1.332 by default,
+2.1.197 with ``ELYNAV_STANDIN_VERSION=2.1.197``): flags and their start-up errors, exit codes, message
+order, key order, the control protocol, queued messages, interrupts, signals and sessions.
+
+Where it sits: ``elynav_nb/sandbox``; imported by nothing in the library. The agent runner's tests,
+the notebooks and the README demo spawn it instead of ``claude``.
+
+How data flows: argv -> ``standin_args`` -> start-up checks (in the real CLI's order) -> ``Conversation``:
+a reader thread turns stdin lines into loop events; the dispatcher answers control requests at once
+(even mid-turn), queues user messages and hands permission answers to the waiting turn; the worker plays
+one ``TurnRunner`` at a time; every stdout line is written whole and flushed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import sys
+import threading
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from elynav_nb.sandbox import standin_wire as wire
+from elynav_nb.sandbox.standin_agents import AgentCatalogue, load_agent_catalogue
+from elynav_nb.sandbox.standin_args import HELP_TEXT, FlagError, StandinOptions, parse_arguments
+from elynav_nb.sandbox.standin_mcp import McpHub, McpServerConfig, load_mcp_configuration
+from elynav_nb.sandbox.standin_sessions import SessionStore, TranscriptEntry, standin_home
+from elynav_nb.sandbox.standin_tools import BashOutcome, bash_result_content
+from elynav_nb.sandbox.standin_turns import SessionState, TurnRunner
+
+__all__ = ["main"]
+
+DEFAULT_TOOLS = [
+    "Task", "Bash", "CronCreate", "CronDelete", "CronList", "Edit", "EnterWorktree", "ExitWorktree", "ListAgents",
+    "Monitor", "NotebookEdit", "Read", "ReportFindings", "ScheduleWakeup", "SendMessage", "Skill", "TaskStop",
+    "ToolSearch", "WebFetch", "WebSearch", "Workflow", "Write",
+]  # fmt: skip
+PROMPT_TOOLS = ["AskUserQuestion", "EnterPlanMode", "ExitPlanMode"]
+MCP_RESOURCE_TOOLS = ["ListMcpResourcesTool", "ReadMcpResourceDirTool", "ReadMcpResourceTool"]
+PERMISSION_MODES = ("default", "manual", "acceptEdits", "auto", "bypassPermissions", "dontAsk", "plan")
+EXIT_SIGTERM = 143
+STDIN_CHUNK_BYTES = 1 << 16
+
+
+class ResumeFailure(Exception):
+    """``--resume`` names nothing stored: a ``result`` line on stdout, the message on stderr, exit 1."""
+
+    def __init__(self, session_id: str, message: str, stderr_line: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.message = message
+        self.stderr_line = stderr_line
+
+
+@dataclass
+class StartPlan:
+    """Everything the start-up checks decided."""
+
+    options: StandinOptions
+    style: wire.WireStyle
+    cwd: Path
+    session_id: str
+    earlier: list[TranscriptEntry]
+    catalogue: AgentCatalogue
+    agent_tools: list[str] | None
+    mcp_configs: list[McpServerConfig] = field(default_factory=list)
+
+
+def imitated_style() -> wire.WireStyle:
+    requested = os.environ.get("ELYNAV_STANDIN_VERSION", wire.DEFAULT_VERSION).strip()
+    if requested not in wire.SUPPORTED_VERSIONS:
+        requested = wire.DEFAULT_VERSION
+    return wire.WireStyle(requested)
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return len(text) == 36
+
+
+def _sandbox_escape_set() -> bool:
+    for name in ("IS_SANDBOX", "CLAUDE_CODE_BUBBLEWRAP"):
+        value = os.environ.get(name, "")
+        if value and value.lower() not in ("0", "false", "no"):
+            return True
+    return False
+
+
+def plan_start(options: StandinOptions, style: wire.WireStyle) -> StartPlan:
+    """The start-up checks, in the order the real binary applies them (verified on 2.1.332)."""
+    cwd = Path.cwd()
+    home = standin_home()
+    if options.session_id is not None and not _is_uuid(options.session_id):
+        raise FlagError("Error: Invalid session ID. Must be a valid UUID.")
+    resuming = options.resume is not None or options.continue_session
+    if options.session_id is not None and resuming and not options.fork_session:
+        if style.modern:
+            raise FlagError("Error: --session-id with --continue or --resume also needs --fork-session.")
+        raise FlagError(
+            "Error: --session-id can only be used with --continue or --resume if --fork-session is also specified."
+        )
+    if (
+        options.bypass_requested
+        and hasattr(os, "geteuid")
+        and os.geteuid() == 0
+        and not _sandbox_escape_set()
+    ):
+        raise FlagError(
+            "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
+        )
+    if options.input_format == "stream-json" and options.output_format != "stream-json":
+        raise FlagError("Error: --input-format=stream-json requires output-format=stream-json.")
+    if options.include_partial_messages and options.output_format != "stream-json":
+        raise FlagError("Error: --include-partial-messages requires --print and --output-format=stream-json.")
+    mcp_configs = load_mcp_configuration(
+        options.mcp_configs, cwd=cwd, strict=options.strict_mcp_config, environment=dict(os.environ)
+    )
+    session_id = options.session_id or str(uuid.uuid4())
+    earlier: list[TranscriptEntry] = []
+    if options.resume is not None:
+        resume_usage = (
+            "Error: --resume requires a valid session ID or session title when used with --print. "
+            "Usage: claude -p --resume <session-id|title>"
+        )
+        if options.resume is True:
+            raise ResumeFailure(session_id, resume_usage, resume_usage)
+        resume_id = str(options.resume)
+        if not _is_uuid(resume_id):
+            message = f'{resume_usage}. Provided value "{resume_id}" is not a UUID and does not match any session title.'
+            raise ResumeFailure(session_id, message, message)
+        stored = SessionStore.load(home, resume_id)
+        if stored is None:
+            message = f"No conversation found with session ID: {resume_id}"
+            reported_id = options.session_id if options.fork_session and options.session_id else resume_id
+            raise ResumeFailure(reported_id, message, message)
+        earlier = stored
+        session_id = options.session_id if options.fork_session and options.session_id else resume_id
+        if options.fork_session and not options.session_id:
+            session_id = str(uuid.uuid4())
+    elif options.continue_session:
+        recent = SessionStore.most_recent_for(home, str(cwd))
+        if recent is not None:
+            earlier = SessionStore.load(home, recent) or []
+            session_id = recent if not options.fork_session else (options.session_id or str(uuid.uuid4()))
+    elif options.session_id is not None and SessionStore.exists(home, options.session_id):
+        raise FlagError(f"Error: Session ID {options.session_id} is already in use.")
+    catalogue = load_agent_catalogue(cwd, Path.home(), options.agents_json)
+    agent_tools: list[str] | None = None
+    if options.agent is not None:
+        agent = catalogue.find(options.agent)
+        if agent is None and options.input_format != "stream-json":
+            available = ", ".join(catalogue.names())
+            raise FlagError(f"--agent '{options.agent}' not found. Available agents: {available}")
+        if agent is not None:
+            agent_tools = agent.tools
+    if options.output_format == "stream-json" and not options.verbose:
+        raise FlagError("Error: When using --print, --output-format=stream-json requires --verbose")
+    return StartPlan(options, style, cwd, session_id, earlier, catalogue, agent_tools, mcp_configs)
+
+
+def _base_tools(plan: StartPlan) -> tuple[list[str], bool]:
+    """``(tools, mcp tools only when listed)``: agent tools > ``--tools`` > the default set, minus disallowed."""
+    options = plan.options
+    restricted = False
+    if plan.agent_tools is not None:
+        tools = list(plan.agent_tools)
+        restricted = True
+    elif options.tools is not None and options.tools != ["default"]:
+        tools = list(options.tools)
+        restricted = True
+    else:
+        others = [name for name in DEFAULT_TOOLS if name != "Task"]
+        if options.permission_prompt_tool == "stdio":
+            others.extend(PROMPT_TOOLS)
+        if plan.mcp_configs:
+            others.extend(MCP_RESOURCE_TOOLS)
+        tools = ["Task", *sorted(others)]
+    tools = [name for name in tools if name not in options.disallowed_tools]
+    return tools, restricted
+
+
+class StdoutWriter:
+    """Writes whole lines to stdout and flushes each one; ``--output-format text|json`` keep only the result."""
+
+    def __init__(self, output_format: str) -> None:
+        self.output_format = output_format
+        self.stream = sys.stdout.buffer
+        self.last_result: dict[str, Any] | None = None
+
+    def write(self, message: dict[str, Any]) -> None:
+        if message.get("type") == "result":
+            self.last_result = message
+        if self.output_format != "stream-json":
+            return
+        self.stream.write(wire.encode_line(message))
+        self.stream.flush()
+
+    def write_bytes(self, data: bytes) -> None:
+        if self.output_format != "stream-json":
+            return
+        self.stream.write(data)
+        self.stream.flush()
+
+    def finish_plain_output(self) -> None:
+        """For ``text`` and ``json`` output: print the last result (its text, or the whole object)."""
+        if self.output_format == "stream-json" or self.last_result is None:
+            return
+        if self.output_format == "json":
+            self.stream.write(wire.encode_line(self.last_result))
+        else:
+            text = self.last_result.get("result")
+            if text is None:
+                text = "\n".join(self.last_result.get("errors") or [])
+            self.stream.write((str(text) + "\n").encode("utf-8"))
+        self.stream.flush()
+
+
+def _invalid_line_message(style: wire.WireStyle, line: str) -> str:
+    """The stderr line of the real CLI for a stdin line that is not JSON."""
+    if style.modern:
+        match = re.search(r'"type"\s*:\s*"([^"]*)"', line)
+        kind = match.group(1) if match else "unknown"
+        return f"Error parsing streaming input line (type={kind}, {len(line)} chars): SyntaxError"
+    try:
+        json.loads(line)
+    except ValueError as error:
+        return f"Error parsing streaming input line: {line}: SyntaxError: JSON Parse error: {error}"
+    return f"Error parsing streaming input line: {line}"
+
+
+class Conversation:
+    """The stream-json loop: stdin reader, control dispatcher, turn worker, signal handlers."""
+
+    def __init__(self, plan: StartPlan, writer: StdoutWriter) -> None:
+        self.plan = plan
+        self.style = plan.style
+        self.writer = writer
+        self.inbound: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.queued: deque[dict[str, Any]] = deque()
+        self.queue_changed = asyncio.Event()
+        self.stdin_closed = False
+        self.stop_after_turn = False
+        self.current_runner: TurnRunner | None = None
+        self.current_task: asyncio.Task[None] | None = None
+        self.forced_exit_code: int | None = None
+        options = plan.options
+        cwd_text = str(plan.cwd)
+        home = standin_home()
+        store = SessionStore(home, plan.session_id, cwd_text, persist=not options.no_session_persistence)
+        store.start(plan.earlier)
+        tools, restricted = _base_tools(plan)
+        permission_mode = options.permission_mode or "default"
+        if options.dangerously_skip_permissions:
+            permission_mode = "bypassPermissions"
+        slug = re.sub(r"[^A-Za-z0-9]", "-", cwd_text)
+        self.hub = McpHub(plan.mcp_configs, cwd_text)
+        self.session = SessionState(
+            style=plan.style,
+            session_id=plan.session_id,
+            cwd=cwd_text,
+            model=_model_name(options.model),
+            permission_mode=permission_mode,
+            base_tools=tools,
+            mcp_tools_need_listing=restricted,
+            agents=plan.catalogue.names(),
+            memory_directory=str(home / "projects" / slug / "memory") + "/",
+            additional_directories=[str(Path(directory).resolve()) for directory in options.add_dirs],
+            include_partial_messages=options.include_partial_messages,
+            replay_user_messages=options.replay_user_messages,
+            forward_subagent_text=options.forward_subagent_text,
+            prompt_over_stdio=options.permission_prompt_tool == "stdio"
+            and options.permission_prompts != "none",
+            allowed_rules=list(options.allowed_tools),
+            disallowed_rules=list(options.disallowed_tools),
+            max_turns=options.max_turns,
+            hub=self.hub,
+            store=store,
+            emit=writer.write,
+            emit_bytes=writer.write_bytes,
+            queued_count=lambda: len(self.queued),
+        )
+
+    # ------------------------------------------------------------------ process entry points
+
+    async def run_stream(self) -> int:
+        loop = asyncio.get_running_loop()
+        self.hub.start()
+        self._install_signal_handlers(loop)
+        reader = threading.Thread(target=self._read_stdin, args=(loop,), name="standin-stdin", daemon=True)
+        reader.start()
+        dispatcher = asyncio.create_task(self._dispatch())
+        try:
+            await self._work()
+        finally:
+            dispatcher.cancel()
+            await self.hub.close()
+        return self._exit_code()
+
+    async def run_single(self, prompt: str) -> int:
+        loop = asyncio.get_running_loop()
+        self.hub.start()
+        self._install_signal_handlers(loop)
+        self.stdin_closed = True
+        try:
+            await self._play({"role": "user", "content": prompt})
+        finally:
+            await self.hub.close()
+        self.writer.finish_plain_output()
+        return self._exit_code()
+
+    def _exit_code(self) -> int:
+        if self.forced_exit_code is not None:
+            return self.forced_exit_code
+        return 1 if self.session.last_result_is_error else 0
+
+    # ------------------------------------------------------------------ stdin
+
+    def _read_stdin(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Raw reads of fd 0 split on newlines (no buffered-reader lock, so interpreter exit never blocks on it)."""
+        pending = b""
+        try:
+            while True:
+                chunk = os.read(0, STDIN_CHUNK_BYTES)
+                if not chunk:
+                    break
+                pending += chunk
+                while (newline_at := pending.find(b"\n")) >= 0:
+                    line, pending = pending[: newline_at + 1], pending[newline_at + 1 :]
+                    loop.call_soon_threadsafe(self.inbound.put_nowait, line)
+            if pending:
+                loop.call_soon_threadsafe(self.inbound.put_nowait, pending)
+            loop.call_soon_threadsafe(self.inbound.put_nowait, None)
+        except (RuntimeError, ValueError, OSError):
+            return  # the loop is closed: the process is exiting
+
+    async def _dispatch(self) -> None:
+        while True:
+            raw = await self.inbound.get()
+            if raw is None:
+                self.stdin_closed = True
+                self.queue_changed.set()
+                return
+            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            if not text.strip():
+                continue
+            try:
+                message = json.loads(text)
+            except ValueError:
+                sys.stdout.buffer.flush()
+                sys.stderr.write(_invalid_line_message(self.style, text) + "\n")
+                sys.stderr.flush()
+                os._exit(1)
+            if not isinstance(message, dict):
+                continue
+            kind = message.get("type")
+            if kind == "user":
+                self._accept_user_message(message)
+            elif kind == "control_request":
+                await self._answer_control(message)
+            elif kind == "control_response":
+                self._deliver_permission_answer(message)
+
+    def _accept_user_message(self, message: dict[str, Any]) -> None:
+        inner = message.get("message")
+        if not isinstance(inner, dict):
+            inner = {"role": "user", "content": ""}
+        if message.get("shouldQuery") is False:
+            self.session.store.append("user", str(inner.get("content", "")))
+            return
+        entry = dict(inner)
+        entry["__uuid"] = message.get("uuid") or str(uuid.uuid4())
+        self.queued.append(entry)
+        self.queue_changed.set()
+
+    # ------------------------------------------------------------------ the worker
+
+    async def _work(self) -> None:
+        while True:
+            if self.stop_after_turn:
+                return
+            if self.queued:
+                user_message = self.queued.popleft()
+                user_message.pop("__uuid", None)
+                await self._play(user_message)
+                continue
+            if self.stdin_closed:
+                return
+            self.queue_changed.clear()
+            await self.queue_changed.wait()
+
+    async def _play(self, user_message: dict[str, Any]) -> None:
+        runner = TurnRunner(self.session, user_message)
+        self.current_runner = runner
+        self.current_task = asyncio.create_task(runner.run())
+        try:
+            await self.current_task
+        finally:
+            self.current_runner = None
+            self.current_task = None
+
+    def _interrupt_current_turn(self, *, cancel_prompt: bool) -> bool:
+        """Cancel the running turn; True when there was one. A pending prompt gets its cancel request first."""
+        runner = self.current_runner
+        task = self.current_task
+        if runner is None or task is None or task.done():
+            return False
+        pending = runner.state.pending_permission_id
+        if cancel_prompt and pending is not None:
+            self.writer.write(wire.build_control_cancel_request(pending))
+        runner.mark_interrupted()
+        task.cancel()
+        return True
+
+    # ------------------------------------------------------------------ control requests
+
+    async def _answer_control(self, message: dict[str, Any]) -> None:
+        request_id = str(message.get("request_id", ""))
+        request = message.get("request")
+        subtype = request.get("subtype") if isinstance(request, dict) else None
+        session = self.session
+        if not isinstance(request, dict) or not isinstance(subtype, str):
+            self.writer.write(
+                wire.build_control_error(self.style, request_id, "Invalid control request", "invalid_request")
+            )
+            return
+        if subtype == "initialize":
+            await self.hub.wait_ready()
+            payload = wire.build_initialize_response(
+                self.style,
+                agents=self.plan.catalogue.describe(),
+                model=session.model,
+                pid=os.getpid(),
+                permission_mode=session.reported_permission_mode(),
+                output_styles_directory=str(standin_home() / "output-styles"),
+            )
+            self.writer.write(wire.build_initialize_control_response(self.style, request_id, payload))
+        elif subtype == "interrupt":
+            runner = self.current_runner
+            if runner is not None and runner.state.pending_permission_id is not None:
+                self.writer.write(wire.build_control_cancel_request(runner.state.pending_permission_id))
+            cancelled: list[str] = []
+            if request.get("cancel_queued"):
+                for queued in self.queued:
+                    cancelled.append(str(queued.get("__uuid")))
+                self.queued.clear()
+            still_queued = [str(queued.get("__uuid")) for queued in self.queued]
+            response: dict[str, Any] | None = None
+            if self.style.modern:
+                response = {"still_queued": still_queued}
+                if request.get("cancel_queued"):
+                    response["cancelled"] = cancelled
+            self.writer.write(wire.build_control_success(request_id, response))
+            self._interrupt_current_turn(cancel_prompt=False)
+            await asyncio.sleep(0)
+        elif subtype == "set_permission_mode":
+            mode = request.get("mode")
+            if mode not in PERMISSION_MODES:
+                self.writer.write(
+                    wire.build_control_error(self.style, request_id, f"Invalid permission mode: {mode}")
+                )
+                return
+            session.permission_mode = str(mode)
+            self.writer.write(
+                wire.build_control_success(request_id, {"mode": session.reported_permission_mode()})
+            )
+            self.writer.write(
+                wire.build_permission_mode_status(session.session_id, session.reported_permission_mode())
+            )
+        elif subtype == "set_model":
+            requested = request.get("model")
+            session.model = _model_name(requested if isinstance(requested, str) else None)
+            if self.style.modern:
+                label = requested if isinstance(requested, str) and requested else "default"
+                replay_text = (
+                    f"<local-command-stdout>Set model to `{label} ({session.model})`</local-command-stdout>"
+                )
+                self.writer.write(
+                    wire.build_replay(session.session_id, {"role": "user", "content": replay_text})
+                )
+                self.writer.write(wire.build_control_success(request_id, {"model": session.model}))
+            else:
+                self.writer.write(wire.build_control_success(request_id))
+        elif subtype == "mcp_status":
+            await self.hub.wait_ready()
+            entries: list[dict[str, Any]] = []
+            for state in self.hub.states:
+                tools = None
+                if state.status == "connected":
+                    tools = [{"name": name, "annotations": {}} for name in state.tool_names]
+                entries.append(
+                    wire.build_mcp_status_entry(
+                        self.style,
+                        name=state.config.name,
+                        status=state.status,
+                        config=state.config.public_config(),
+                        error=state.error,
+                        server_info=state.server_info,
+                        tools=tools,
+                    )
+                )
+            self.writer.write(wire.build_control_success(request_id, {"mcpServers": entries}))
+        else:
+            self.writer.write(
+                wire.build_control_error(
+                    self.style,
+                    request_id,
+                    f"Unsupported control request subtype: {subtype}",
+                    "unsupported_request",
+                )
+            )
+
+    def _deliver_permission_answer(self, message: dict[str, Any]) -> None:
+        response = message.get("response")
+        if not isinstance(response, dict):
+            return
+        request_id = str(response.get("request_id", ""))
+        waiting = self.session.pending_permissions.get(request_id)
+        if waiting is None or waiting.done():
+            return
+        if response.get("subtype") == "success" and isinstance(response.get("response"), dict):
+            waiting.set_result(response["response"])
+        else:
+            waiting.set_result(
+                {"behavior": "deny", "message": str(response.get("error") or "Permission request failed")}
+            )
+
+    # ------------------------------------------------------------------ signals
+
+    def _install_signal_handlers(self, loop: asyncio.AbstractEventLoop) -> None:
+        loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+        loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
+
+    def _on_sigint(self) -> None:
+        """Abort the running turn like an interrupt (its ``result`` is written), then exit 0."""
+        self.stop_after_turn = True
+        self.forced_exit_code = 0
+        if not self._interrupt_current_turn(cancel_prompt=True):
+            self.queue_changed.set()
+            self._exit_now(0)
+
+    def _on_sigterm(self) -> None:
+        """Exit 143 at once, no ``result``. 2.1.197 leaves the Bash tool running; 2.1.332 kills it first."""
+        runner = self.current_runner
+        if (
+            self.style.modern
+            and runner is not None
+            and runner.state.bash is not None
+            and runner.state.tool_running
+        ):
+            runner.state.bash.kill_group()
+            content, _, structured = bash_result_content(BashOutcome("", 137))
+            self.writer.write(
+                wire.build_tool_result(
+                    self.style,
+                    self.session.session_id,
+                    runner.state.tool_use_id or "",
+                    content,
+                    is_error=True,
+                    tool_use_result=structured,
+                    result_meta={
+                        "permission_decision": {
+                            "decision": "accept",
+                            "source": "config",
+                            "reason_type": "mode",
+                        }
+                    },
+                )
+            )
+        self._exit_now(EXIT_SIGTERM)
+
+    def _exit_now(self, code: int) -> None:
+        try:
+            sys.stdout.buffer.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _model_name(requested: str | None) -> str:
+    """Always the stand-in: ``elynav-standin``, or ``elynav-standin:<alias>`` once a model was asked for."""
+    if not requested or requested == "default":
+        return wire.MODEL_NAME
+    return f"{wire.MODEL_NAME}:{requested}"
+
+
+def _write_resume_failure(style: wire.WireStyle, failure: ResumeFailure) -> None:
+    sys.stdout.buffer.write(
+        wire.encode_line(wire.build_resume_failure_result(style, failure.session_id, failure.message))
+    )
+    sys.stdout.buffer.flush()
+    sys.stderr.write(failure.stderr_line + "\n")
+    sys.stderr.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the stand-in; returns the exit status (the console script passes it to ``sys.exit``)."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    style = imitated_style()
+    try:
+        options = parse_arguments(arguments, modern=style.modern)
+    except FlagError as error:
+        sys.stderr.write(error.stderr_line + "\n")
+        return error.exit_code
+    if options.version:
+        sys.stdout.write(f"{style.version} (Claude Code)\n")
+        return 0
+    if options.help:
+        sys.stdout.write(HELP_TEXT)
+        return 0
+    try:
+        plan = plan_start(options, style)
+    except FlagError as error:
+        sys.stderr.write(error.stderr_line + "\n")
+        return error.exit_code
+    except ResumeFailure as failure:
+        _write_resume_failure(style, failure)
+        return 1
+    sys.stderr.write(
+        f"elynav stand-in: not Claude; a local stand-in imitating claude {style.version} on the stream-json wire "
+        "(deterministic replies, no account, no network)\n"
+    )
+    sys.stderr.flush()
+    writer = StdoutWriter(options.output_format)
+    conversation = Conversation(plan, writer)
+    if options.input_format == "stream-json":
+        return asyncio.run(conversation.run_stream())
+    prompt = options.prompt if options.prompt is not None else sys.stdin.read()
+    return asyncio.run(conversation.run_single(prompt))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
