@@ -1,9 +1,8 @@
-"""``TurnView`` on the embedded stand-in CLI (skipped until ``elynav_nb.sandbox.claude_standin`` exists)."""
+"""``TurnView`` on the embedded stand-in CLI: flood, cancel, permission buttons, thinking and subagents."""
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -16,12 +15,6 @@ from elynav_nb.widgets import TurnView
 
 from .conftest import FAST_STOP
 from .helpers import segment_text, wait_until
-
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("elynav_nb.sandbox.claude_standin") is None,
-    reason="the embedded stand-in (elynav_nb.sandbox.claude_standin) is not written yet",
-)
-
 
 @pytest.fixture
 async def make_standin_runner(tmp_path: Path) -> AsyncIterator[Callable[..., AgentRunner]]:
