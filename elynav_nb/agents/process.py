@@ -229,17 +229,27 @@ class CliProcess:
 
     def record_descendants(self) -> None:
         """Remember the CLI's current descendants (they outlive a kill of its process group)."""
-        if self._process is None or self._process.returncode is not None:
-            return
+        self._descendants.update(self._snapshot_descendants())
+
+    async def record_descendants_in_thread(self) -> None:
+        """``record_descendants`` without blocking the loop (walking /proc takes milliseconds)."""
+        self._descendants.update(await asyncio.to_thread(self._snapshot_descendants))
+
+    def _snapshot_descendants(self) -> dict[int, _ProcessIdentity]:
+        process = self._process
+        if process is None or process.returncode is not None:
+            return {}
         try:
-            children = psutil.Process(self._process.pid).children(recursive=True)
+            children = psutil.Process(process.pid).children(recursive=True)
         except psutil.Error:
-            return
+            return {}
+        snapshot = {}
         for child in children:
             try:
-                self._descendants[child.pid] = _ProcessIdentity(child.pid, child.create_time())
+                snapshot[child.pid] = _ProcessIdentity(child.pid, child.create_time())
             except psutil.Error:
                 continue
+        return snapshot
 
     def live_descendants(self) -> list[psutil.Process]:
         """Recorded descendants still alive (same pid and same start time)."""

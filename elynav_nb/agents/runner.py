@@ -84,6 +84,7 @@ __all__ = ["AgentRunner", "PermissionHandler", "Turn"]
 PermissionHandler = Callable[[PermissionRequest], "bool | None | Awaitable[bool | None]"]
 
 _WATCHDOG_TICK = 0.25
+_DESCENDANT_SCAN_INTERVAL = 2.0
 
 
 class Turn:
@@ -479,6 +480,7 @@ class AgentRunner:
         turn._start_total_cost = self._total_cost_usd
         self.last_activity = time.monotonic()
         turn_deadline = time.monotonic() + self.turn_timeout
+        next_descendant_scan = 0.0
         while not turn.done:
             if turn._abort_outcome is not None:
                 await asyncio.wait([turn._done], timeout=_WATCHDOG_TICK)
@@ -492,7 +494,9 @@ class AgentRunner:
             if now - self.last_activity >= idle_bound:
                 turn._request_abort("timeout", f"no output from the agent CLI for {idle_bound:g} s")
                 continue
-            process.record_descendants()
+            if waiting_on_tools or now >= next_descendant_scan:  # tools may start processes of their own
+                await process.record_descendants_in_thread()
+                next_descendant_scan = now + _DESCENDANT_SCAN_INTERVAL
             await asyncio.wait([turn._done], timeout=min(_WATCHDOG_TICK, max(0.0, turn_deadline - now)))
 
     async def _abort_turn(self, turn: Turn, outcome: Outcome, reason: str) -> None:
@@ -503,13 +507,13 @@ class AgentRunner:
         if not turn._written or process is None or not process.is_running:
             self._finish_turn(turn, outcome, error=reason)
             return
-        process.record_descendants()
         try:
             await self._control("interrupt", timeout=self.interrupt_timeout)
             await asyncio.wait_for(asyncio.shield(turn._done), timeout=self.interrupt_timeout)
         except (TimeoutError, AgentTimeout, CliExited):
             pass
         if turn.done:
+            await process.record_descendants_in_thread()  # after the interrupt: it goes out first
             await process.end_tool_sessions()
             return
         await process.stop(self.stop_bounds)
@@ -568,7 +572,9 @@ class AgentRunner:
     def _handle_line(self, line: bytes) -> None:
         self.last_activity = time.monotonic()
         for item in self._decoder.decode_line(line):
-            if isinstance(item, ControlResponse):
+            if isinstance(item, AgentEvent) and not isinstance(item, PermissionRequest):
+                self._route_event(item)  # the usual case first
+            elif isinstance(item, ControlResponse):
                 future = self._pending_controls.pop(item.request_id, None)
                 if future is not None and not future.done():
                     future.set_result(item)
@@ -578,8 +584,6 @@ class AgentRunner:
                 self._open_permission(item)
             elif isinstance(item, ControlRequest):
                 self._write_soon(encode_control_error(item.request_id, f"Unsupported by elynav_nb: {item.subtype}"))
-            elif isinstance(item, AgentEvent):
-                self._route_event(item)
 
     def _route_event(self, event: AgentEvent) -> None:
         turn = self._current_turn
@@ -592,8 +596,6 @@ class AgentRunner:
                 self.stray_events.append(event)
             return
         turn._push(event)
-        if isinstance(event, ToolUse) and self._process is not None:
-            self._process.record_descendants()
         if isinstance(event, TurnEnded):
             self._total_cost_usd = event.total_cost_usd
             if turn._abort_outcome is not None:

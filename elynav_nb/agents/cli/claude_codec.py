@@ -4,7 +4,8 @@ Where it sits: between the subprocess supervisor (which only cuts stdout into li
 runner (which routes what comes out). No I/O, no clock: tested with plain bytes.
 
 How data flows: ``ClaudeStreamDecoder.decode_line(line)`` parses the line as JSON (never by
-prefix: 2.1.332 starts ``result`` with ``duration_api_ms``), dispatches on ``type`` then
+prefix: 2.1.332 starts ``result`` with ``duration_api_ms``; orjson first, the standard library
+for the lines it refuses), dispatches on ``type`` then
 ``subtype`` and returns a list of ``AgentEvent`` (conversation) and ``ControlFrame`` (control
 protocol) objects. Text comes from ``stream_event`` deltas when partial messages are on; the
 ``assistant`` text block of a message already streamed is only a check and is not emitted twice.
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import json
 from typing import Any
+
+import orjson
 
 from elynav_nb.agents.events import (
     AgentError,
@@ -89,6 +92,14 @@ class ClaudeStreamDecoder:
 
     def decode_line(self, line: bytes | str) -> list[DecodedItem]:
         """All items carried by one stdout line (usually one; none for a blank line)."""
+        try:
+            message = orjson.loads(line)  # the fast path: valid UTF-8 JSON, the usual case
+        except orjson.JSONDecodeError:
+            return self._decode_refused_line(line)
+        return self._decode_value(message, line)
+
+    def _decode_refused_line(self, line: bytes | str) -> list[DecodedItem]:
+        """A line orjson refused: blank, not UTF-8, not JSON, or JSON only the standard library accepts."""
         if isinstance(line, bytes):
             try:
                 text = line.decode("utf-8")
@@ -102,8 +113,11 @@ class ClaudeStreamDecoder:
             message = json.loads(text)
         except json.JSONDecodeError as error:
             return [AgentError(f"stdout line is not JSON ({error.msg})", code="INVALID_JSON", excerpt=_excerpt(text))]
+        return self._decode_value(message, line)
+
+    def _decode_value(self, message: Any, line: bytes | str) -> list[DecodedItem]:
         if not isinstance(message, dict):
-            return [AgentError("stdout line is JSON but not an object", code="INVALID_JSON", excerpt=_excerpt(text))]
+            return [AgentError("stdout line is JSON but not an object", code="INVALID_JSON", excerpt=_excerpt(line))]
         return self.decode_message(message)
 
     def decode_message(self, message: dict[str, Any]) -> list[DecodedItem]:
