@@ -25,6 +25,8 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("mcp", "crm"), "elynav_nb.crm.command", "serve the CRM over MCP (stdio)"),
     (("crm", "demo"), "elynav_nb.crm.demo_command", "create a deterministic demo CRM database"),
     (("mcp", "templates"), "elynav_nb.templates.command", "serve agent-template admin over MCP (stdio)"),
+    (("mcp", "docs"), "elynav_nb.docs.command", "serve La Suite Docs live editing over MCP (stdio)"),
+    (("sandbox", "docs"), "elynav_nb.sandbox.docs_command", "run the local La Suite Docs stand-in"),
 ]
 
 

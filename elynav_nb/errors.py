@@ -46,7 +46,8 @@ The tree::
     │   └── RunnerClosed                RUNNER_CLOSED
     ├── ProtocolError                   PROTOCOL_ERROR
     └── ServiceError                    SERVICE_ERROR
-        └── DatabaseBusy                DATABASE_BUSY
+        ├── DatabaseBusy                DATABASE_BUSY
+        └── RateLimited                 RATE_LIMITED
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ __all__ = [
     "NotFound",
     "OperationTimeout",
     "ProtocolError",
+    "RateLimited",
     "RunnerClosed",
     "ServiceError",
     "StoreCorrupt",
@@ -315,6 +317,12 @@ class DatabaseBusy(ServiceError):
     """The database stayed locked beyond the busy timeout."""
 
     code = "DATABASE_BUSY"
+
+
+class RateLimited(ServiceError):
+    """The server throttled us (HTTP 429) beyond the retries allowed; wait and try again."""
+
+    code = "RATE_LIMITED"
 
 
 def _all_error_classes() -> list[type[ElynavError]]:

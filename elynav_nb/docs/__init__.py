@@ -1,9 +1,11 @@
-"""Live sessions on La Suite Docs documents: the pure layers (addressing, frames, inline markdown, blocks).
+"""Live sessions on La Suite Docs documents: ``DocsSession`` and the layers under it.
 
-Where it sits: the ``elynav_nb.docs`` capability. This package exports the pure building blocks the
-session, the sandbox and the MCP server use: link parsing (``addressing``), the Hocuspocus frame
-codec (``frames``), inline markdown both ways (``inline_markdown``) and the BlockNote tree in a
-``pycrdt.Doc`` (``blocknote``). The WebSocket connection, REST client and session API build on them.
+Where it sits: the ``elynav_nb.docs`` capability. The public face is ``DocsSession`` (open a link,
+read blocks, write acknowledged edits, saved over REST) with ``DocsCredentials`` and
+``DocsSessionPool``. Under it: the pure layers (link parsing ``addressing``, the Hocuspocus frame
+codec ``frames``, inline markdown ``inline_markdown``, the BlockNote tree in a ``pycrdt.Doc``
+``blocknote``) and the I/O layers (``connection.DocsConnection`` over WebSocket, ``rest.DocsRestClient``
+over HTTP). The MCP server is ``elynav_nb.docs.server`` (``elynav mcp docs``).
 """
 
 from elynav_nb.docs.addressing import DocAddress, is_uuid_v4, normalize_instance_origin, parse_docs_url
@@ -20,18 +22,32 @@ from elynav_nb.docs.blocknote import (
     read_blocks,
     update_block_text,
 )
+from elynav_nb.docs.connection import REMOTE_ORIGIN, DocsConnection
+from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
 from elynav_nb.docs.frames import Message, decode_message, encode_message
 from elynav_nb.docs.inline_markdown import InlineRun, normalize, parse_inline, render_inline
+from elynav_nb.docs.rest import DocsRestClient, DocumentInfo
+from elynav_nb.docs.session import DocsSession, DocsSessionPool, RemoteChange, SaveResult
 
 __all__ = [
     "DOCUMENT_FRAGMENT",
     "MAX_BLOCK_TEXT_BYTES",
+    "REMOTE_ORIGIN",
     "WRITABLE_BLOCK_TYPES",
     "Block",
     "DocAddress",
+    "DocsConnection",
+    "DocsCredentials",
+    "DocsRestClient",
+    "DocsSession",
+    "DocsSessionPool",
+    "DocumentInfo",
     "InlineRun",
     "Message",
+    "RemoteChange",
+    "SaveResult",
     "blocks_to_markdown",
+    "check_anonymous_access",
     "decode_message",
     "delete_block",
     "document_fragment",

@@ -1,0 +1,154 @@
+"""Docs live benchmark: acked-insert latency of our client vs a Node ``@hocuspocus/provider`` client,
+and the time to open a 1000-block document, all on the same local Hocuspocus 3.4.4 server.
+
+Run: ``python benchmarks/docs_live.py`` (needs ``tests/interop/node_modules``: run the interop tests once,
+or ``npm ci`` in ``tests/interop``). ``--inserts 200`` for a quick look. One table is printed; the
+figure to read is the ratio of medians, ours / Node (target <= 1.0). Each client inserts one
+paragraph block per transaction and waits until the server acknowledged it (SyncStatus), sequentially;
+after a warm-up, the two clients alternate in two halves so background load hits both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pycrdt import Doc
+
+from elynav_nb.docs.blocknote import insert_block, read_blocks
+from elynav_nb.docs.connection import DocsConnection
+
+INTEROP = Path(__file__).resolve().parent.parent / "tests" / "interop"
+ORIGIN = "http://localhost:3000"
+
+
+def start_server() -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        ["node", str(INTEROP / "node" / "hocuspocus_server.mjs"), json.dumps({"allowed_origins": [ORIGIN]})],
+        cwd=INTEROP,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    port = json.loads(process.stdout.readline())["port"]
+    return process, f"ws://127.0.0.1:{port}/collaboration/ws/"
+
+
+async def node_peer_call(process: Any, op: str, **arguments: Any) -> dict[str, Any]:
+    process.stdin.write((json.dumps({"op": op, **arguments}) + "\n").encode())
+    await process.stdin.drain()
+    answer: dict[str, Any] = json.loads(await process.stdout.readline())
+    return answer
+
+
+def connection(ws_url: str, room: str) -> DocsConnection:
+    return DocsConnection(Doc(), url=ws_url, document_name=room, origin=ORIGIN, cookie="docs_sessionid=bench")
+
+
+async def python_latencies(ws_url: str, count: int) -> list[float]:
+    client = connection(ws_url, str(uuid.uuid4()))
+    await client.open()
+    latencies: list[float] = []
+    try:
+        for index in range(count):
+            started = time.perf_counter()
+            insert_block(client.doc, f"python insert {index}")
+            await client.await_flush(timeout=10)
+            latencies.append((time.perf_counter() - started) * 1000)
+    finally:
+        await client.close()
+    return latencies
+
+
+async def node_latencies(ws_url: str, count: int) -> list[float]:
+    process = await asyncio.create_subprocess_exec(
+        "node",
+        str(INTEROP / "node" / "provider_peer.mjs"),
+        cwd=INTEROP,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        limit=64 * 1024 * 1024,
+    )
+    try:
+        connected = await node_peer_call(
+            process,
+            "connect",
+            url=ws_url,
+            room=str(uuid.uuid4()),
+            origin=ORIGIN,
+            cookie="docs_sessionid=bench",
+        )
+        assert connected["ok"], connected
+        answer = await node_peer_call(process, "bench_inserts", count=count)
+        return [float(value) for value in answer["latencies_ms"]]
+    finally:
+        await node_peer_call(process, "quit")
+        await process.wait()
+
+
+async def open_times(ws_url: str, blocks: int, repeats: int) -> tuple[list[float], list[float]]:
+    room = str(uuid.uuid4())
+    keeper = connection(ws_url, room)  # keeps the room alive with its blocks
+    await keeper.open()
+    with keeper.doc.transaction():  # one update for the whole document
+        for index in reversed(range(blocks)):
+            insert_block(keeper.doc, f"block {index} with **bold** and `code`")
+    await keeper.await_flush(timeout=30)
+    handshakes: list[float] = []
+    reads: list[float] = []
+    for _ in range(repeats):
+        reader = connection(ws_url, room)
+        started = time.perf_counter()
+        await reader.open()
+        handshakes.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        assert len(read_blocks(reader.doc)) == blocks
+        reads.append((time.perf_counter() - started) * 1000)
+        await reader.close()
+    await keeper.close()
+    return handshakes, reads
+
+
+async def main(arguments: argparse.Namespace) -> None:
+    server, ws_url = start_server()
+    try:
+        await node_latencies(ws_url, 50)  # warm-up of both clients and of the server
+        await python_latencies(ws_url, 50)
+        node: list[float] = []
+        ours: list[float] = []
+        for _ in range(2):  # alternate, so load from elsewhere on the machine hits both alike
+            ours += await python_latencies(ws_url, arguments.inserts // 2)
+            node += await node_latencies(ws_url, arguments.inserts // 2)
+        handshakes, reads = await open_times(ws_url, arguments.blocks, 5)
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=10)
+    ours_median, node_median = statistics.median(ours), statistics.median(node)
+    print(f"Hocuspocus 3.4.4 on loopback, {arguments.inserts} sequential acked inserts per client")
+    print(f"{'measure':<42}{'elynav_nb':>12}{'node':>12}{'ratio':>8}")
+    print(
+        f"{'acked insert, median (ms)':<42}{ours_median:>12.3f}{node_median:>12.3f}{ours_median / node_median:>8.2f}"
+    )
+    p95_ours = statistics.quantiles(ours, n=20)[-1]
+    p95_node = statistics.quantiles(node, n=20)[-1]
+    print(f"{'acked insert, p95 (ms)':<42}{p95_ours:>12.3f}{p95_node:>12.3f}{p95_ours / p95_node:>8.2f}")
+    label = f"open {arguments.blocks}-block doc: handshake (ms)"
+    print(f"{label:<42}{statistics.median(handshakes):>12.1f}{'-':>12}{'-':>8}")
+    label = f"open {arguments.blocks}-block doc: read blocks (ms)"
+    print(f"{label:<42}{statistics.median(reads):>12.1f}{'-':>12}{'-':>8}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--inserts", type=int, default=1000)
+    parser.add_argument("--blocks", type=int, default=1000)
+    asyncio.run(main(parser.parse_args()))

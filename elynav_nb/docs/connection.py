@@ -1,0 +1,525 @@
+"""One live Hocuspocus connection to one Docs room: handshake, acks, echoes, presence and recovery.
+
+Where it sits: the WebSocket I/O layer of ``elynav_nb.docs`` (design note §1, §5.5, §7). The session
+hydrates a ``pycrdt.Doc`` from REST, then hands it to ``DocsConnection``; from then on every local
+transaction on that document leaves as one ``Sync/Update`` frame, and every remote change is applied
+to it. All bytes go through the pure codec ``frames.py``; this module parses nothing itself.
+
+How data flows::
+
+    open(): websockets.connect(url?room=<id>, Origin, Cookie, large max_size)
+            -> Auth("") -> SyncStep1(state vector)            (Auth first, always: §0 rule 1)
+            <- Authenticated(scope) / PermissionDenied -> typed error, socket closed
+            <- server SyncStep1 -> SyncStep2(our diff)           (counted by start_sync)
+            <- server SyncStep2 / Update -> applied under REMOTE_ORIGIN (never sent back)
+            <- SyncStatus 1/0 -> ack counter                    ready = scope + server step 2 (+ acks if rw)
+    local transaction -> observer -> outbox -> Sync/Update frame, unsynced += 1
+    await_flush(timeout): unsynced == 0, or DOC_READONLY on a ``00``, or SYNC_TIMEOUT
+    every 15 s: an awareness update with the bot's name (Hocuspocus 4 closes silent clients)
+    Close "Reset Connection" (socket left open) -> re-Auth + SyncStep1 on the same socket
+    socket dropped -> reconnect with exponential backoff -> re-Auth, resync, new scope
+
+No edit is lost across a reset or a reconnect: ``start_sync`` sets the counter back to 1 and the
+SyncStep2 that answers the server's new SyncStep1 carries every local change the server lacks.
+
+Failures are typed: ``NotAllowed``/``AuthRequired`` (gate close 4001, ``PermissionDenied``),
+``ProtocolError`` (garbage frames), ``SyncTimeout`` (no handshake or ack in time), ``ServiceError``
+(server unreachable, reconnect attempts exhausted). The cookie is a secret: it is never part of a
+repr, a log line or an error message, and the object cannot be pickled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any, Final
+
+import websockets
+from pycrdt import Awareness, Doc, Subscription, TransactionEvent
+from websockets.asyncio.client import ClientConnection
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from elynav_nb.docs.frames import (
+    SCOPE_READ_ONLY,
+    Authenticated,
+    AuthToken,
+    AwarenessUpdate,
+    Close,
+    Message,
+    PermissionDenied,
+    Ping,
+    Pong,
+    SyncStatus,
+    SyncStep1,
+    SyncStep2,
+    SyncUpdate,
+    TokenRequest,
+    decode_message,
+    encode_message,
+)
+from elynav_nb.errors import (
+    AuthRequired,
+    DocReadonly,
+    ElynavError,
+    InvalidInput,
+    NotAllowed,
+    ProtocolError,
+    ServiceError,
+    SyncTimeout,
+)
+
+__all__ = ["REMOTE_ORIGIN", "DocsConnection"]
+
+REMOTE_ORIGIN: Final = "elynav-remote"
+"""Transaction origin of every change received from the server: the observer never sends those back."""
+
+DEFAULT_MAX_MESSAGE_BYTES: Final = 512 * 1024 * 1024
+_GATE_CLOSE_CODE: Final = 4001
+_UNDECODABLE_CLOSE_CODE: Final = 4401
+_EMPTY_UPDATE: Final = b"\x00\x00"
+
+logger = logging.getLogger(__name__)
+# websockets logs the request headers (our Cookie) at DEBUG: its logger never goes below INFO.
+_wire_logger = logging.getLogger("elynav_nb.docs.wire")
+_wire_logger.setLevel(logging.INFO)
+
+RemoteListener = Callable[[], None]
+
+
+class _ConnectionFailed(Exception):
+    """Internal: the socket cannot be (re)opened; ``retryable`` says whether backoff may help."""
+
+    def __init__(self, error: ElynavError, *, retryable: bool) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.retryable = retryable
+
+
+def _copy_error(error: ElynavError) -> ElynavError:
+    """A fresh instance of a stored failure, so each caller gets its own traceback."""
+    return type(error)(error.message, details=error.details)
+
+
+class DocsConnection:
+    """A Hocuspocus client for one document, bound to one ``pycrdt.Doc``.
+
+    ``url`` is the WebSocket endpoint without the query (``wss://host/collaboration/ws/``); the room
+    is ``document_name``. ``cookie`` is the whole ``Cookie`` header value (a secret). Use
+    ``await connection.open()``, write to ``doc`` in transactions, ``await connection.await_flush()``,
+    and ``await connection.close()``. The connection's tasks are plain asyncio tasks, so one
+    connection may be opened in one notebook cell and used or closed in later ones.
+    """
+
+    def __init__(
+        self,
+        doc: Doc[Any],
+        *,
+        url: str,
+        document_name: str,
+        origin: str,
+        cookie: str,
+        user_name: str = "Elynav bot",
+        user_color: str = "#0b7285",
+        awareness_interval: float = 15.0,
+        open_timeout: float = 10.0,
+        max_reconnect_attempts: int = 8,
+        backoff_initial: float = 0.1,
+        backoff_max: float = 5.0,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
+        if not url.startswith(("ws://", "wss://")):
+            raise InvalidInput("the collaboration URL must start with ws:// or wss://")
+        self.doc = doc
+        self.url = url
+        self.document_name = document_name
+        self.origin = origin
+        self._cookie = cookie
+        self._user = {"name": user_name, "color": user_color}
+        self.awareness_interval = awareness_interval
+        self.open_timeout = open_timeout
+        self.max_reconnect_attempts = max_reconnect_attempts
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.max_message_bytes = max_message_bytes
+
+        self.scope: str | None = None
+        self.reconnect_count = 0
+        self.reset_count = 0
+        self._unsynced = 0
+        self._rejected = False
+        self._server_step2_received = False
+        self._failure: ElynavError | None = None
+        self._ready_seen_on_socket = False
+        self._closing = False
+        self._changed = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._websocket: ClientConnection | None = None
+        self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
+        self._supervisor: asyncio.Task[None] | None = None
+        self._awareness = Awareness(doc)
+        self._awareness.set_local_state({"user": dict(self._user)})
+        self._remote_listeners: list[RemoteListener] = []
+        self._subscription: Subscription | None = None
+
+    # --- public surface ------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        state = "failed" if self._failure else ("open" if self.is_open else "closed")
+        return (
+            f"<DocsConnection room={self.document_name!r} state={state} scope={self.scope!r} "
+            f"unsynced={self._unsynced} reconnects={self.reconnect_count}>"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        raise TypeError("a live Docs connection cannot be pickled (it holds a socket and credentials)")
+
+    @property
+    def is_open(self) -> bool:
+        return self._supervisor is not None and not self._supervisor.done() and self._failure is None
+
+    @property
+    def read_only(self) -> bool:
+        return self.scope == SCOPE_READ_ONLY
+
+    @property
+    def unsynced(self) -> int:
+        """Changes sent (or to send) and not yet acknowledged by a SyncStatus."""
+        return self._unsynced
+
+    @property
+    def failure(self) -> ElynavError | None:
+        return self._failure
+
+    def add_remote_listener(self, listener: RemoteListener) -> None:
+        """Call ``listener()`` after each server message that changed the document."""
+        self._remote_listeners.append(listener)
+
+    def remove_remote_listener(self, listener: RemoteListener) -> None:
+        with contextlib.suppress(ValueError):
+            self._remote_listeners.remove(listener)
+
+    async def open(self) -> None:
+        """Connect and finish the handshake, within ``open_timeout`` seconds, or raise a typed error."""
+        if self._supervisor is not None:
+            raise InvalidInput("this connection was already opened")
+        self._subscription = self.doc.observe(self._on_transaction)
+        self._supervisor = asyncio.get_running_loop().create_task(
+            self._supervise(), name="elynav-docs-connection"
+        )
+        try:
+            await self._wait_ready(self.open_timeout, "finish the handshake")
+        except BaseException:
+            await self.close()
+            raise
+
+    async def await_flush(self, timeout: float = 5.0) -> None:
+        """Return when the server acknowledged every change; ``DOC_READONLY`` / ``SYNC_TIMEOUT`` otherwise."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            if self._failure is not None:
+                raise _copy_error(self._failure)
+            if self._rejected:
+                raise DocReadonly("the collaboration server did not apply the change (read-only access)")
+            if self._ready.is_set() and self.read_only and self._unsynced > 0:
+                raise DocReadonly(
+                    "this document is read-only for these credentials: the change was not applied"
+                )
+            if self._ready.is_set() and self._unsynced == 0:
+                return
+            if self._supervisor is None or self._supervisor.done():
+                raise ServiceError("the connection is closed")
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise SyncTimeout(
+                    f"{self._unsynced} change(s) not acknowledged by the collaboration server within {timeout:g} s",
+                    details={"unsynced": self._unsynced},
+                )
+            changed = self._changed
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):  # no extra task, unlike wait_for on 3.11
+                    await changed.wait()
+
+    async def wait_ready(self, timeout: float = 10.0) -> None:
+        """Wait for the current (re)handshake to finish."""
+        await self._wait_ready(timeout, "finish the handshake")
+
+    async def close(self) -> None:
+        """Close the socket and stop the tasks. Flush first if the last edits matter."""
+        self._closing = True
+        if self._subscription is not None:
+            with contextlib.suppress(ValueError, RuntimeError):
+                self.doc.unobserve(self._subscription)
+            self._subscription = None
+        websocket = self._websocket
+        if websocket is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(websocket.close(), 2.0)
+        supervisor = self._supervisor
+        if supervisor is not None and not supervisor.done():
+            supervisor.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await supervisor
+        self._notify()
+
+    # --- state helpers -------------------------------------------------------------------------
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def _fail(self, error: ElynavError) -> None:
+        if self._failure is None:
+            self._failure = error
+            logger.debug("docs connection to room %s failed: %s", self.document_name, error.code)
+        self._notify()
+
+    async def _wait_ready(self, timeout: float, step: str) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not self._ready.is_set():
+            if self._failure is not None:
+                raise _copy_error(self._failure)
+            if self._supervisor is None or self._supervisor.done():
+                raise ServiceError("the connection is closed")
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise SyncTimeout(f"the collaboration server did not {step} within {timeout:g} s")
+            changed = self._changed
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):  # no extra task, unlike wait_for on 3.11
+                    await changed.wait()
+        if self._failure is not None:
+            raise _copy_error(self._failure)
+
+    def _check_ready(self) -> None:
+        if self._ready.is_set() or self.scope is None or not self._server_step2_received:
+            return
+        if self.read_only or self._unsynced == 0:
+            self._ready.set()
+            self._notify()
+
+    # --- local changes -------------------------------------------------------------------------
+
+    def _on_transaction(self, event: TransactionEvent) -> None:
+        transaction = event.transaction  # type: ignore[attr-defined]  # present at runtime, missing in the stubs
+        if transaction.origin() == hash(REMOTE_ORIGIN):
+            return  # came from the server: never send it back
+        update = bytes(event.update)
+        if update == _EMPTY_UPDATE:
+            return
+        self._unsynced += 1
+        self._outbox.put_nowait(encode_message(SyncUpdate(self.document_name, update)))
+        self._notify()
+
+    def _start_handshake(self) -> None:
+        """Auth first, then SyncStep1; the counter goes back to 1 for the SyncStep2 we will send."""
+        self.scope = None
+        self._server_step2_received = False
+        self._ready.clear()
+        self._unsynced = 1
+        self._rejected = False
+        while not self._outbox.empty():  # the SyncStep2 answering the server's SyncStep1 covers these
+            self._outbox.get_nowait()
+        self._outbox.put_nowait(encode_message(AuthToken(self.document_name, "")))
+        self._outbox.put_nowait(encode_message(SyncStep1(self.document_name, self.doc.get_state())))
+        self._notify()
+
+    # --- the socket's life ---------------------------------------------------------------------
+
+    async def _supervise(self) -> None:
+        try:
+            await self._supervise_socket()
+        except asyncio.CancelledError:
+            raise
+        except Exception as unexpected:  # a bug must not leave callers waiting: fail them all, typed
+            logger.exception("docs connection supervisor crashed")
+            self._fail(
+                ServiceError(f"the Docs connection stopped unexpectedly ({type(unexpected).__name__})")
+            )
+
+    async def _supervise_socket(self) -> None:
+        attempts = 0
+        was_ready = False
+        while not self._closing:
+            try:
+                websocket = await self._connect()
+            except _ConnectionFailed as failed:
+                if not failed.retryable or not was_ready:
+                    self._fail(failed.error)
+                    return
+                attempts += 1
+                if attempts > self.max_reconnect_attempts:
+                    self._fail(
+                        ServiceError(f"could not reconnect after {self.max_reconnect_attempts} attempts")
+                    )
+                    return
+                await asyncio.sleep(min(self.backoff_max, self.backoff_initial * 2 ** (attempts - 1)))
+                continue
+            if was_ready:
+                self.reconnect_count += 1
+            self._websocket = websocket
+            try:
+                await self._serve(websocket)
+            except ElynavError as error:
+                self._fail(error)
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(websocket.close(), 2.0)
+                return
+            finally:
+                self._websocket = None
+                self._ready.clear()
+                self._notify()
+            if self._ready_seen_on_socket:
+                was_ready = True
+                attempts = 0
+            elif not was_ready:
+                self._fail(
+                    ServiceError("the collaboration server closed the connection during the handshake")
+                )
+                return
+            else:
+                attempts += 1
+                if attempts > self.max_reconnect_attempts:
+                    self._fail(
+                        ServiceError(f"could not reconnect after {self.max_reconnect_attempts} attempts")
+                    )
+                    return
+                await asyncio.sleep(min(self.backoff_max, self.backoff_initial * 2 ** (attempts - 1)))
+
+    async def _connect(self) -> ClientConnection:
+        target = f"{self.url}?room={self.document_name}"
+        try:
+            return await websockets.connect(
+                target,
+                additional_headers={"Origin": self.origin, "Cookie": self._cookie},
+                max_size=self.max_message_bytes,
+                open_timeout=self.open_timeout,
+                user_agent_header="elynav-nb",
+                logger=_wire_logger,
+            )
+        except InvalidURI:
+            raise _ConnectionFailed(
+                InvalidInput("the collaboration URL is not valid"), retryable=False
+            ) from None
+        except TimeoutError:
+            error: ElynavError = SyncTimeout(
+                f"the collaboration server did not accept the connection within {self.open_timeout:g} s"
+            )
+            raise _ConnectionFailed(error, retryable=True) from None
+        except InvalidHandshake as handshake_error:
+            error = ServiceError(
+                f"the collaboration server refused the WebSocket upgrade ({type(handshake_error).__name__})"
+            )
+            raise _ConnectionFailed(error, retryable=True) from None
+        except OSError as os_error:
+            error = ServiceError(f"cannot reach the collaboration server ({type(os_error).__name__})")
+            raise _ConnectionFailed(error, retryable=True) from None
+
+    async def _serve(self, websocket: ClientConnection) -> None:
+        """Run one socket until it closes; typed errors for fatal conditions."""
+        self._ready_seen_on_socket = False
+        self._start_handshake()
+        writer = asyncio.get_running_loop().create_task(self._write_loop(websocket))
+        keepalive = asyncio.get_running_loop().create_task(self._awareness_loop(websocket))
+        try:
+            async for frame in websocket:
+                if isinstance(frame, str):
+                    raise ProtocolError(
+                        "the collaboration server sent a text frame; Hocuspocus frames are binary"
+                    )
+                await self._handle(decode_message(frame), websocket)
+                if self._ready.is_set():
+                    self._ready_seen_on_socket = True
+        except ConnectionClosed:
+            pass
+        finally:
+            writer.cancel()
+            keepalive.cancel()
+            for task in (writer, keepalive):
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._raise_for_close(websocket)
+
+    def _raise_for_close(self, websocket: ClientConnection) -> None:
+        received = websocket.protocol.close_rcvd
+        code = received.code if received is not None else None
+        reason = received.reason if received is not None else ""
+        if code == _GATE_CLOSE_CODE:
+            if reason == "No cookies":
+                raise AuthRequired(
+                    "the collaboration server needs a cookie (docs_sessionid) to open the document"
+                )
+            raise NotAllowed(
+                "the collaboration server refused this Origin; use the instance's own origin",
+                details={"close_code": code, "close_reason": reason},
+            )
+        if code == _UNDECODABLE_CLOSE_CODE:
+            raise ProtocolError("the collaboration server could not decode a frame we sent (close 4401)")
+
+    async def _write_loop(self, websocket: ClientConnection) -> None:
+        while True:
+            frame = await self._outbox.get()
+            await websocket.send(frame)
+
+    async def _awareness_loop(self, websocket: ClientConnection) -> None:
+        while True:
+            if self.scope is not None:
+                self._awareness.set_local_state({"user": dict(self._user)})  # a new clock: peers refresh it
+                update = self._awareness.encode_awareness_update([self._awareness.client_id])
+                await websocket.send(encode_message(AwarenessUpdate(self.document_name, update)))
+                await asyncio.sleep(self.awareness_interval)
+            else:
+                await asyncio.sleep(0.05)
+
+    async def _handle(self, message: Message, websocket: ClientConnection) -> None:
+        if isinstance(message, Ping):
+            await websocket.send(encode_message(Pong()))
+            return
+        if isinstance(message, Pong) or getattr(message, "document_name", None) != self.document_name:
+            return
+        if isinstance(message, Authenticated):
+            self.scope = message.scope
+            self._check_ready()
+        elif isinstance(message, PermissionDenied):
+            raise NotAllowed(
+                "the collaboration server refused this document for these credentials",
+                details={"reason": message.reason},
+            )
+        elif isinstance(message, TokenRequest):
+            self._outbox.put_nowait(encode_message(AuthToken(self.document_name, "")))
+        elif isinstance(message, SyncStep1):
+            reply = self.doc.get_update(message.state_vector)
+            self._outbox.put_nowait(encode_message(SyncStep2(self.document_name, reply)))
+        elif isinstance(message, (SyncStep2, SyncUpdate)):
+            self._apply_remote(message.update)
+            if isinstance(message, SyncStep2):
+                self._server_step2_received = True
+                self._check_ready()
+        elif isinstance(message, SyncStatus):
+            if message.applied:
+                self._unsynced = max(0, self._unsynced - 1)
+            else:
+                self._rejected = True
+            self._check_ready()
+            self._notify()
+        elif isinstance(message, Close):
+            self.reset_count += 1
+            logger.debug("docs room %s reset by the server: re-authenticating", self.document_name)
+            self._start_handshake()
+
+    def _apply_remote(self, update: bytes) -> None:
+        if update == _EMPTY_UPDATE:
+            return
+        state_before = self.doc.get_state()
+        try:
+            with self.doc.transaction(origin=REMOTE_ORIGIN):
+                self.doc.apply_update(update)
+        except ValueError:
+            raise ProtocolError("the collaboration server sent an update that is not valid Yjs") from None
+        if self.doc.get_state() != state_before:
+            for listener in list(self._remote_listeners):
+                listener()
+        self._notify()

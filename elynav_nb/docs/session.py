@@ -1,0 +1,590 @@
+"""``DocsSession``: one live La Suite Docs document, notebook-first (awaitable, displayable, tabular).
+
+Where it sits: the public face of ``elynav_nb.docs``. It wires the pure layers (``addressing``,
+``blocknote``, ``credentials``) to the I/O layers (``rest.DocsRestClient``, ``connection.DocsConnection``)
+in the order of design note §7; the MCP server and notebooks use only this module.
+
+How data flows::
+
+    DocsSession.open(link_or_id, credentials)
+        parse the link -> settle the instance -> REST retrieve (rights; anonymous: public+editor only)
+        -> REST load content -> hydrate a fresh pycrdt.Doc -> WebSocket handshake (DocsConnection)
+    await doc.insert_block(...) / update_block / delete_block
+        validate -> one pycrdt transaction -> Sync/Update -> wait for the server's ack -> return
+        -> a debounced REST save of the full state ({"content", "websocket": true})
+    doc.blocks / doc.to_markdown() / doc.to_frame() / doc.watch()   (reads of the live Doc)
+    await doc.close()   flush, final save, close the socket
+
+The final save also covers changes received from people since our last save (when we may write):
+a browser saves its own edits only every 60 s, and the room forgets everything when it empties.
+
+Sessions span notebook cells: one owner task runs every operation (writes, saves, close) from a
+queue, so no cell ever holds a scope another cell must exit (notebook-patterns §3.2). Anonymous
+sessions edit live but cannot save: ``save()`` says so in its result, and so does the repr.
+``DocsSessionPool`` keeps sessions open per document and closes them after an idle TTL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import logging
+import time
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pycrdt import Doc
+
+from elynav_nb._display import rich_bundle
+from elynav_nb.docs import blocknote
+from elynav_nb.docs.addressing import DocAddress, parse_docs_url
+from elynav_nb.docs.blocknote import Block
+from elynav_nb.docs.connection import REMOTE_ORIGIN, DocsConnection
+from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
+from elynav_nb.docs.rest import DocsRestClient, DocumentInfo
+from elynav_nb.errors import DocReadonly, ElynavError, InvalidInput, NotAllowed, ServiceError
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = ["DocsSession", "DocsSessionPool", "RemoteChange", "RemoteChanges", "SaveResult"]
+
+logger = logging.getLogger(__name__)
+ResultType = TypeVar("ResultType")
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    """What a save did: ``saved`` False says why (anonymous session, nothing to save...)."""
+
+    saved: bool
+    reason: str | None = None
+    size_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class RemoteChange:
+    """A change someone else made, as ``doc.watch()`` yields it: the blocks after the change."""
+
+    blocks: list[Block]
+    changed_block_ids: list[str] = field(default_factory=list)
+    at: float = field(default_factory=time.time)
+
+
+def _block_signature(blocks: list[Block]) -> dict[str, tuple[str, str]]:
+    signature: dict[str, tuple[str, str]] = {}
+    for top in blocks:
+        for block in top.walk():
+            signature[block.id] = (block.type, block.text)
+    return signature
+
+
+class RemoteChanges:
+    """The async iterator ``doc.watch()`` returns; it listens from the moment it is created."""
+
+    def __init__(
+        self, queue: asyncio.Queue[RemoteChange | None], timeout: float | None, forget: Callable[[], None]
+    ) -> None:
+        self._queue = queue
+        self._timeout = timeout
+        self._forget = forget
+        self._finished = False
+
+    def __aiter__(self) -> RemoteChanges:
+        return self
+
+    async def __anext__(self) -> RemoteChange:
+        if self._finished:
+            raise StopAsyncIteration
+        try:
+            change = await asyncio.wait_for(self._queue.get(), self._timeout)
+        except TimeoutError:
+            change = None
+        if change is None:
+            await self.aclose()
+            raise StopAsyncIteration
+        return change
+
+    async def aclose(self) -> None:
+        self._finished = True
+        self._forget()
+
+
+class _Opening:
+    """What ``DocsSession.open`` returns: ``await`` it, or use it as ``async with``."""
+
+    def __init__(self, starter: Callable[[], Awaitable[DocsSession]]) -> None:
+        self._starter = starter
+        self._session: DocsSession | None = None
+
+    def __await__(self) -> Generator[Any, None, DocsSession]:
+        return self._starter().__await__()
+
+    async def __aenter__(self) -> DocsSession:
+        self._session = await self._starter()
+        return self._session
+
+    async def __aexit__(self, exc_type: object, exc: object, traceback: object) -> None:
+        if self._session is not None:
+            await self._session.close(raise_save_error=exc is None)
+
+
+class DocsSession:
+    """A live Docs document. Open with ``DocsSession.open(link_or_id, credentials)``."""
+
+    def __init__(
+        self,
+        address: DocAddress,
+        credentials: DocsCredentials,
+        rest: DocsRestClient,
+        *,
+        owns_rest: bool,
+        ack_timeout: float,
+        save_debounce: float,
+        open_timeout: float,
+        user_name: str,
+    ) -> None:
+        self.address = address
+        self.credentials = credentials
+        self.rest = rest
+        self._owns_rest = owns_rest
+        self.ack_timeout = ack_timeout
+        self.save_debounce = save_debounce
+        self.open_timeout = open_timeout
+        self.user_name = user_name
+        self.info: DocumentInfo | None = None
+        self.ydoc: Doc[Any] = Doc()
+        self.connection: DocsConnection | None = None
+        self.last_saved_at: float | None = None
+        self.last_save_error: ElynavError | None = None
+        self.last_used_at = time.monotonic()
+        self._dirty = False
+        self._remote_unsaved = False
+        self._save_task: asyncio.Task[None] | None = None
+        self._requests: asyncio.Queue[tuple[Callable[[], Awaitable[Any]], asyncio.Future[Any]] | None] = (
+            asyncio.Queue()
+        )
+        self._owner: asyncio.Task[None] | None = None
+        self._watchers: list[asyncio.Queue[RemoteChange | None]] = []
+        self._last_signature: dict[str, tuple[str, str]] = {}
+        self._closed = False
+
+    # --- opening -------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        link_or_id: str,
+        credentials: DocsCredentials | None = None,
+        *,
+        instance: str | None = None,
+        rest: DocsRestClient | None = None,
+        ack_timeout: float = 5.0,
+        save_debounce: float = 1.0,
+        open_timeout: float = 10.0,
+        user_name: str = "Elynav bot",
+    ) -> _Opening:
+        """Open a document by link (or bare UUID once an instance is known).
+
+        ``credentials`` default to ``DocsCredentials.from_env()``; without a session the document
+        must be public and editable by link. Use ``async with DocsSession.open(...) as doc`` in one
+        cell, or ``doc = await DocsSession.open(...)`` and ``await doc.close()`` in a later one.
+        """
+
+        async def start() -> DocsSession:
+            chosen = credentials if credentials is not None else DocsCredentials.from_env()
+            address = parse_docs_url(link_or_id, instance=instance or chosen.instance)
+            chosen.settle(address.origin)
+            client = rest if rest is not None else DocsRestClient(address.origin, chosen)
+            if client.instance != address.origin:
+                raise InvalidInput("the REST client given is for another instance than the link")
+            session = cls(
+                address,
+                chosen,
+                client,
+                owns_rest=rest is None,
+                ack_timeout=ack_timeout,
+                save_debounce=save_debounce,
+                open_timeout=open_timeout,
+                user_name=user_name,
+            )
+            try:
+                await session._start()
+            except BaseException:
+                await session._abort()
+                raise
+            return session
+
+        return _Opening(start)
+
+    async def _start(self) -> None:
+        info = await self.rest.retrieve(self.address.document_id)
+        if self.credentials.is_anonymous:
+            check_anonymous_access(info.raw)
+        elif not info.can_read:
+            raise NotAllowed("these credentials cannot read this document")
+        self.info = info
+        saved_state = await self.rest.load_content(self.address.document_id)
+        if saved_state:
+            try:
+                with self.ydoc.transaction(origin=REMOTE_ORIGIN):
+                    self.ydoc.apply_update(saved_state)
+            except ValueError:
+                raise ServiceError("the saved content of this document is not a valid Yjs state") from None
+        connection = DocsConnection(
+            self.ydoc,
+            url=await self.rest.websocket_url(),
+            document_name=self.address.document_id,
+            origin=self.address.origin,
+            cookie=self.credentials.cookie_header(self.address.origin),
+            user_name=self.user_name,
+            open_timeout=self.open_timeout,
+        )
+        self.connection = connection
+        await connection.open()
+        self._last_signature = _block_signature(blocknote.read_blocks(self.ydoc))
+        connection.add_remote_listener(self._on_remote_change)
+        self._owner = asyncio.get_running_loop().create_task(self._own(), name="elynav-docs-session")
+
+    async def _abort(self) -> None:
+        if self.connection is not None:
+            await self.connection.close()
+        if self._owns_rest:
+            await self.rest.aclose()
+
+    # --- the owner task ------------------------------------------------------------------------
+
+    async def _own(self) -> None:
+        while True:
+            request = await self._requests.get()
+            if request is None:
+                break
+            operation, reply = request
+            try:
+                result = await operation()
+            except Exception as error:  # noqa: BLE001 - handed to the waiting caller, who re-raises it
+                if not reply.done():
+                    reply.set_exception(error)
+            else:
+                if not reply.done():
+                    reply.set_result(result)
+        while not self._requests.empty():
+            leftover = self._requests.get_nowait()
+            if leftover is not None and not leftover[1].done():
+                leftover[1].set_exception(ServiceError("the Docs session is closed"))
+
+    async def _run(self, operation: Callable[[], Awaitable[ResultType]]) -> ResultType:
+        if self._closed or self._owner is None or self._owner.done():
+            raise ServiceError("the Docs session is closed: open it again")
+        self.last_used_at = time.monotonic()
+        reply: asyncio.Future[ResultType] = asyncio.get_running_loop().create_future()
+        await self._requests.put((operation, reply))
+        return await reply
+
+    # --- reading -------------------------------------------------------------------------------
+
+    @property
+    def document_id(self) -> str:
+        return self.address.document_id
+
+    @property
+    def title(self) -> str:
+        return self.info.title if self.info else ""
+
+    @property
+    def blocks(self) -> list[Block]:
+        """The blocks as they are now (nested children included)."""
+        return blocknote.read_blocks(self.ydoc)
+
+    @property
+    def read_only(self) -> bool:
+        connection_read_only = self.connection.read_only if self.connection else False
+        return connection_read_only or not (self.info.can_edit if self.info else False)
+
+    @property
+    def can_save(self) -> bool:
+        """Anonymous sessions edit live but cannot save over REST."""
+        return not self.credentials.is_anonymous
+
+    def to_markdown(self) -> str:
+        return blocknote.blocks_to_markdown(self.blocks)
+
+    def to_frame(self) -> pandas.DataFrame:
+        """One row per block: id, type, text, level, depth, parent_id, opaque."""
+        import pandas
+
+        rows: list[dict[str, Any]] = []
+        pending: list[tuple[Block, int, str | None]] = [(block, 0, None) for block in reversed(self.blocks)]
+        while pending:
+            block, depth, parent_id = pending.pop()
+            rows.append(
+                {
+                    "id": block.id,
+                    "type": block.type,
+                    "text": block.text,
+                    "level": block.props.get("level") if block.type == "heading" else None,
+                    "depth": depth,
+                    "parent_id": parent_id,
+                    "opaque": block.opaque,
+                }
+            )
+            for child in reversed(block.children):
+                pending.append((child, depth + 1, block.id))
+        columns = ["id", "type", "text", "level", "depth", "parent_id", "opaque"]
+        return pandas.DataFrame(rows, columns=columns)
+
+    def watch(self, *, timeout: float | None = None) -> RemoteChanges:
+        """Changes made by someone else, from now on: ``async for change in doc.watch(): ...``.
+
+        The iteration ends when the session closes, or after ``timeout`` seconds without a change.
+        """
+        queue: asyncio.Queue[RemoteChange | None] = asyncio.Queue()
+        self._watchers.append(queue)
+        return RemoteChanges(queue, timeout, lambda: self._forget_watcher(queue))
+
+    def _forget_watcher(self, queue: asyncio.Queue[RemoteChange | None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._watchers.remove(queue)
+
+    def _on_remote_change(self) -> None:
+        blocks = blocknote.read_blocks(self.ydoc)
+        signature = _block_signature(blocks)
+        changed = [
+            block_id for block_id, value in signature.items() if self._last_signature.get(block_id) != value
+        ]
+        changed.extend(block_id for block_id in self._last_signature if block_id not in signature)
+        self._last_signature = signature
+        self._remote_unsaved = True  # saved with our next save, or on close (the person's browser may not)
+        change = RemoteChange(blocks=blocks, changed_block_ids=changed)
+        for queue in list(self._watchers):
+            queue.put_nowait(change)
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise DocReadonly("this document is read-only for these credentials")
+
+    async def _write(self, edit: Callable[[], ResultType]) -> ResultType:
+        async def operation() -> ResultType:
+            self._check_writable()
+            assert self.connection is not None
+            result = edit()
+            await self.connection.await_flush(self.ack_timeout)
+            self._last_signature = _block_signature(blocknote.read_blocks(self.ydoc))
+            self._schedule_save()
+            return result
+
+        return await self._run(operation)
+
+    async def insert_block(
+        self,
+        text: str,
+        type: str = "paragraph",
+        level: int | None = None,
+        after: str | None = None,
+        **options: Any,
+    ) -> str:
+        """Insert a block (after ``after``, else at the top); returns its new UUID v4 once acked."""
+        return await self._write(
+            lambda: blocknote.insert_block(self.ydoc, text, type, level, after, **options)
+        )
+
+    async def update_block(self, block_id: str, text: str) -> None:
+        """Change a block's text by a minimal diff; type and props are kept."""
+        await self._write(lambda: blocknote.update_block_text(self.ydoc, block_id, text))
+
+    async def delete_block(self, block_id: str) -> None:
+        await self._write(lambda: blocknote.delete_block(self.ydoc, block_id))
+
+    # --- saving --------------------------------------------------------------------------------
+
+    def _schedule_save(self) -> None:
+        self._dirty = True
+        if not self.can_save:
+            return
+        if self._save_task is None or self._save_task.done():
+            self._save_task = asyncio.get_running_loop().create_task(self._debounced_save())
+
+    async def _debounced_save(self) -> None:
+        await asyncio.sleep(self.save_debounce)
+        try:
+            await self._run(self._save_now)
+        except ElynavError as error:
+            self.last_save_error = error
+            logger.warning("saving Docs document %s failed: %s", self.document_id, error.code)
+
+    async def _save_now(self) -> SaveResult:
+        if not self.can_save:
+            return SaveResult(
+                False, "anonymous session: the edits are live but not saved (give credentials to save)"
+            )
+        state = self.ydoc.get_update()
+        self._dirty = False
+        self._remote_unsaved = False
+        try:
+            await self.rest.save_content(self.document_id, state, websocket=True)
+        except ElynavError as error:
+            self._dirty = True
+            self.last_save_error = error
+            raise
+        self.last_saved_at = time.time()
+        self.last_save_error = None
+        return SaveResult(True, None, len(state))
+
+    async def save(self) -> SaveResult:
+        """Save the full state over REST now (``websocket: true``); anonymous sessions cannot."""
+        return await self._run(self._save_now)
+
+    # --- closing -------------------------------------------------------------------------------
+
+    async def close(self, *, raise_save_error: bool = True) -> SaveResult | None:
+        """Flush, save what is unsaved, close the socket. Safe to call twice."""
+        if self._closed:
+            return None
+        result: SaveResult | None = None
+        error: ElynavError | None = None
+        if self._owner is not None and not self._owner.done():
+            if self._save_task is not None and not self._save_task.done():
+                self._save_task.cancel()
+            if self._dirty or (self._remote_unsaved and not self.read_only):
+                try:
+                    result = await self._run(self._final_save)
+                except ElynavError as caught:
+                    error = caught
+            await self._requests.put(None)
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._owner
+        self._closed = True
+        for queue in self._watchers:
+            queue.put_nowait(None)
+        await self._abort()
+        if error is not None and raise_save_error:
+            raise error
+        return result
+
+    async def _final_save(self) -> SaveResult:
+        assert self.connection is not None
+        with contextlib.suppress(ElynavError):
+            await self.connection.await_flush(self.ack_timeout)
+        return await self._save_now()
+
+    @property
+    def is_open(self) -> bool:
+        return not self._closed and self.connection is not None and self.connection.is_open
+
+    # --- display -------------------------------------------------------------------------------
+
+    def _status(self) -> str:
+        if self._closed:
+            return "closed"
+        if self.connection is not None and self.connection.failure is not None:
+            return f"failed ({self.connection.failure.code})"
+        return "read-only" if self.read_only else "read-write"
+
+    def _save_note(self) -> str:
+        if not self.can_save:
+            return "not saved: anonymous session"
+        if self.last_save_error is not None:
+            return f"save failed ({self.last_save_error.code})"
+        if self._dirty:
+            return "save pending"
+        return "saved" if self.last_saved_at else "nothing to save"
+
+    def __repr__(self) -> str:
+        return (
+            f"<DocsSession {self.title!r} id={self.document_id} {self._status()} "
+            f"blocks={len(self.blocks) if not self._closed else '?'} {self._save_note()}>"
+        )
+
+    def _repr_html_(self) -> str:
+        rows = []
+        for block in self.blocks[:50]:
+            level = f" h{block.props.get('level')}" if block.type == "heading" else ""
+            rows.append(
+                f"<tr><td><code>{html.escape(block.id[:8])}</code></td><td>{html.escape(block.type)}{level}</td>"
+                f"<td>{html.escape(block.text[:200])}</td></tr>"
+            )
+        more = f"<p>… {len(self.blocks) - 50} more blocks</p>" if len(self.blocks) > 50 else ""
+        return (
+            f"<div><strong>{html.escape(self.title or 'Untitled')}</strong> "
+            f"<small>{html.escape(self._status())} · {html.escape(self._save_note())} · "
+            f"<a href='{html.escape(self.address.link)}'>open in Docs</a></small>"
+            f"<table><tr><th>id</th><th>type</th><th>text</th></tr>{''.join(rows)}</table>{more}</div>"
+        )
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return rich_bundle(self, include, exclude)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        raise TypeError("a live Docs session cannot be pickled")
+
+
+class DocsSessionPool:
+    """Open sessions per document, closed on their own after ``idle_ttl`` seconds without use."""
+
+    def __init__(
+        self,
+        credentials: DocsCredentials | None = None,
+        *,
+        instance: str | None = None,
+        idle_ttl: float = 300.0,
+        reap_interval: float | None = None,
+        **session_options: Any,
+    ) -> None:
+        self.credentials = credentials if credentials is not None else DocsCredentials.from_env()
+        self.instance = instance
+        self.idle_ttl = idle_ttl
+        self.reap_interval = (
+            reap_interval if reap_interval is not None else max(0.05, min(30.0, idle_ttl / 4))
+        )
+        self.session_options = session_options
+        self._sessions: dict[str, DocsSession] = {}
+        self._lock = asyncio.Lock()
+        self._reaper: asyncio.Task[None] | None = None
+
+    def __repr__(self) -> str:
+        return f"<DocsSessionPool open={len(self._sessions)} idle_ttl={self.idle_ttl:g}s>"
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    async def get(self, link_or_id: str) -> DocsSession:
+        """The open session for this document (opened, or re-opened if it failed)."""
+        address = parse_docs_url(link_or_id, instance=self.instance or self.credentials.instance)
+        async with self._lock:
+            session = self._sessions.get(address.document_id)
+            if session is not None and not session.is_open:
+                await session.close(raise_save_error=False)
+                session = None
+            if session is None:
+                session = await DocsSession.open(address.link, self.credentials, **self.session_options)
+                self._sessions[address.document_id] = session
+            session.last_used_at = time.monotonic()
+            if self._reaper is None or self._reaper.done():
+                self._reaper = asyncio.get_running_loop().create_task(self._reap())
+            return session
+
+    async def _reap(self) -> None:
+        while self._sessions:
+            await asyncio.sleep(self.reap_interval)
+            now = time.monotonic()
+            async with self._lock:
+                for document_id, session in list(self._sessions.items()):
+                    if now - session.last_used_at >= self.idle_ttl:
+                        with contextlib.suppress(ElynavError):
+                            await session.close()
+                        del self._sessions[document_id]
+
+    async def close_all(self) -> None:
+        async with self._lock:
+            sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            with contextlib.suppress(ElynavError):
+                await session.close()
+        if self._reaper is not None and not self._reaper.done():
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper

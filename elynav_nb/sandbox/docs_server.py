@@ -1,0 +1,633 @@
+"""``DocsSandbox``: a local La Suite Docs stand-in (REST + collaboration WebSocket) on one port.
+
+Where it sits: the embedded default Docs instance of elynav_nb's notebooks and tests, and the
+``elynav sandbox docs --port N`` command. It serves a Starlette app with uvicorn; the state lives in
+``docs_store.SandboxStore`` and the live rooms in ``docs_collaboration.CollaborationHub``.
+
+How data flows::
+
+    REST  /api/v1.0/...             -> routes below -> SandboxStore (content stored only by PATCH)
+    WS    /collaboration/ws/?room=  -> gate (Origin allowlist, Cookie) -> CollaborationHub
+    HTTP  /collaboration/api/...    -> reset-connections, get-connections (API key); /ping
+
+Use it in-process::
+
+    async with DocsSandbox() as sandbox:
+        credentials = sandbox.credentials()            # a minted docs_sessionid for "Alice Martin"
+        document = sandbox.create_document("Notes")    # owned by Alice
+        ... sandbox.url, sandbox.ws_url, sandbox.reset(document.id) ...
+
+Reproduced (design note §9): 401 for anonymous requests that need a user, CSRF (``csrftoken`` cookie =
+``X-CSRFToken`` + matching Origin or same-origin Referer) on writes of a session, pagination,
+abilities, v5 ``/content/`` (or the v4 ``content`` field with ``api_version=4``), ETag/304, the
+"not connected => read-only" rule, the 80/min document throttle (429; ``X-Y-Provider-Key`` exempt),
+automatic resets after ``link-configuration``. Out of scope: OIDC, y-prosemirror's deletions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import secrets
+import time
+from collections import defaultdict, deque
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, Final, Self
+
+import uvicorn
+from pycrdt import XmlFragment
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from elynav_nb.docs.credentials import DocsCredentials
+from elynav_nb.errors import InvalidInput, ServiceError
+from elynav_nb.sandbox.docs_collaboration import CollaborationHub, SocketSession
+from elynav_nb.sandbox.docs_store import LINK_REACHES, LINK_ROLES, SandboxDocument, SandboxStore, SandboxUser
+
+__all__ = ["DocsSandbox", "build_app"]
+
+API: Final = "/api/v1.0"
+PAGE_SIZE: Final = 20
+MAX_PAGE_SIZE: Final = 200
+DEFAULT_USER_NAME: Final = "Alice Martin"
+_UNSAFE_METHODS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def _cookies(header: str) -> dict[str, str]:
+    cookies: dict[str, str] = {}
+    for part in header.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name:
+            cookies[name] = value
+    return cookies
+
+
+def _json_error(status: int, detail: str) -> JSONResponse:
+    return JSONResponse({"detail": detail}, status_code=status)
+
+
+class _SocketAdapter:
+    """Serialises the hub's sends on one Starlette WebSocket through a queue and a writer task."""
+
+    def __init__(self, websocket: WebSocket) -> None:
+        self.websocket = websocket
+        self.outgoing: asyncio.Queue[bytes | tuple[int, str]] = asyncio.Queue()
+        self.closing = False
+
+    def send(self, frame: bytes) -> None:
+        if not self.closing:
+            self.outgoing.put_nowait(frame)
+
+    def close(self, code: int, reason: str) -> None:
+        if not self.closing:
+            self.closing = True
+            self.outgoing.put_nowait((code, reason))
+
+    async def write_loop(self) -> None:
+        while True:
+            item = await self.outgoing.get()
+            if isinstance(item, tuple):
+                await self.websocket.close(code=item[0], reason=item[1])
+                return
+            await self.websocket.send_bytes(item)
+
+
+class _EmbeddedServer(uvicorn.Server):
+    """uvicorn without its signal handlers: an embedded sandbox must not swallow a notebook's Ctrl-C."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+class DocsSandbox:
+    """A local Docs instance: ``async with DocsSandbox() as sandbox`` (or ``await sandbox.start()``)."""
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        api_version: int = 5,
+        throttle_per_minute: int = 80,
+        not_connected_read_only: bool = True,
+        extra_allowed_origins: tuple[str, ...] = (),
+        api_key: str | None = None,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.api_version = api_version
+        self.throttle_per_minute = throttle_per_minute
+        self.not_connected_read_only = not_connected_read_only
+        self.extra_allowed_origins = tuple(extra_allowed_origins)
+        self.api_key = api_key or secrets.token_hex(16)
+        self.store = SandboxStore()
+        self.hub = CollaborationHub(self._authorize)
+        self.default_user: SandboxUser = self.store.create_user(DEFAULT_USER_NAME)
+        self.session_id = self.store.mint_session(self.default_user)
+        self.csrf_token = secrets.token_hex(16)
+        self._request_times: dict[str, deque[float]] = defaultdict(deque)
+        self._server: uvicorn.Server | None = None
+        self._serve_task: asyncio.Task[None] | None = None
+
+    def __repr__(self) -> str:
+        state = "running" if self._server is not None else "stopped"
+        return f"<DocsSandbox url={self.url if self._server else None!r} {state} documents={len(self.store.documents)}>"
+
+    # --- addresses ---------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The instance origin, e.g. ``http://127.0.0.1:8071``."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}/collaboration/ws/"
+
+    @property
+    def allowed_origins(self) -> tuple[str, ...]:
+        return (self.url, f"http://localhost:{self.port}", *self.extra_allowed_origins)
+
+    @property
+    def cookie(self) -> str:
+        """A ``Cookie`` header value for the default user (for raw WebSocket tests)."""
+        return f"docs_sessionid={self.session_id}; csrftoken={self.csrf_token}"
+
+    def credentials(self, session_id: str | None = None) -> DocsCredentials:
+        """Credentials for the default user (or ``session_id``), settled on this sandbox."""
+        return DocsCredentials(session_id or self.session_id, self.csrf_token, instance=self.url)
+
+    def document_link(self, document_id: str) -> str:
+        return f"{self.url}/docs/{document_id}/"
+
+    # --- test and notebook helpers -----------------------------------------------------------
+
+    def create_user(self, full_name: str) -> tuple[SandboxUser, str]:
+        """A new user and a session id for it."""
+        user = self.store.create_user(full_name)
+        return user, self.store.mint_session(user)
+
+    def create_document(
+        self,
+        title: str,
+        *,
+        owner: SandboxUser | None = None,
+        link_reach: str = "restricted",
+        link_role: str = "reader",
+        document_id: str | None = None,
+    ) -> SandboxDocument:
+        return self.store.create_document(
+            title,
+            owner or self.default_user,
+            document_id=document_id,
+            link_reach=link_reach,
+            link_role=link_role,
+        )
+
+    def share(self, document_id: str, user: SandboxUser, role: str) -> None:
+        document = self._document_or_error(document_id)
+        document.accesses[user.id] = role
+        self.hub.reset(document.id)
+
+    def reset(self, room: str | None = None) -> int:
+        """What Docs does after a link or access change: reset the room's live connections."""
+        return self.hub.reset(room)
+
+    def room_text(self, room: str) -> str | None:
+        """The live room's XML (``None`` when nobody is connected)."""
+        live = self.hub.rooms.get(room)
+        if live is None:
+            return None
+        return str(live.doc.get("document-store", type=XmlFragment))
+
+    def _document_or_error(self, document_id: str) -> SandboxDocument:
+        document = self.store.get_document(document_id)
+        if document is None:
+            raise InvalidInput(f"no sandbox document {document_id!r}")
+        return document
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> DocsSandbox:
+        if self._server is not None:
+            return self
+        config = uvicorn.Config(
+            build_app(self),
+            host=self.host,
+            port=self.port,
+            log_level="warning",
+            access_log=False,
+            ws="websockets-sansio",
+            ws_max_size=512 * 1024 * 1024,
+            ws_ping_interval=30.0,
+            ws_ping_timeout=30.0,
+            lifespan="off",
+            timeout_graceful_shutdown=2,
+        )
+        server = _EmbeddedServer(config)
+        self._serve_task = asyncio.get_running_loop().create_task(server.serve(), name="elynav-docs-sandbox")
+        deadline = time.monotonic() + 10
+        while not server.started:
+            if self._serve_task.done() or time.monotonic() > deadline:
+                await self._cancel_serve_task()
+                raise ServiceError(f"the Docs sandbox could not start on {self.host}:{self.port}")
+            await asyncio.sleep(0.01)
+        self._server = server
+        if self.port == 0:
+            self.port = server.servers[0].sockets[0].getsockname()[1]
+        return self
+
+    async def _cancel_serve_task(self) -> None:
+        task = self._serve_task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def stop(self) -> None:
+        server = self._server
+        if server is not None:
+            server.should_exit = True
+            task = self._serve_task
+            if task is not None:
+                try:
+                    await asyncio.wait_for(asyncio.shield(task), 5)
+                except TimeoutError:
+                    await self._cancel_serve_task()
+        self._server = None
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    # --- the backend check the y-provider makes --------------------------------------------
+
+    async def _authorize(self, document_name: str, cookie: str) -> tuple[bool, bool] | None:
+        document = self.store.get_document(document_name)
+        if document is None:
+            return None
+        user = self.store.user_for_session(_cookies(cookie).get("docs_sessionid"))
+        abilities = self.store.abilities(document, user)
+        return abilities["retrieve"], abilities["update"]
+
+    # --- request helpers ---------------------------------------------------------------------
+
+    def user_of(self, request: Request) -> SandboxUser | None:
+        return self.store.user_for_session(request.cookies.get("docs_sessionid"))
+
+    def csrf_refusal(self, request: Request, user: SandboxUser | None) -> Response | None:
+        if request.method not in _UNSAFE_METHODS or user is None:
+            return None
+        cookie_token = request.cookies.get("csrftoken")
+        if not cookie_token or request.headers.get("x-csrftoken") != cookie_token:
+            return _json_error(403, "CSRF Failed: CSRF token missing or incorrect.")
+        origin = request.headers.get("origin")
+        if origin is not None:
+            if origin not in self.allowed_origins:
+                return _json_error(403, "CSRF Failed: Origin checking failed.")
+        else:
+            referer = request.headers.get("referer", "")
+            if not any(referer.startswith(allowed + "/") for allowed in self.allowed_origins):
+                return _json_error(403, "CSRF Failed: Referer checking failed.")
+        return None
+
+    def throttled(self, request: Request, user: SandboxUser | None) -> bool:
+        if request.headers.get("x-y-provider-key") == self.api_key:
+            return False
+        key = user.id if user else (request.client.host if request.client else "anonymous")
+        window = self._request_times[key]
+        now = time.monotonic()
+        while window and now - window[0] >= 60.0:
+            window.popleft()
+        if len(window) >= self.throttle_per_minute:
+            return True
+        window.append(now)
+        return False
+
+
+# =============================================================================================
+# The ASGI app
+# =============================================================================================
+
+Handler = Callable[[Request, DocsSandbox], Awaitable[Response]]
+
+
+def build_app(sandbox: DocsSandbox) -> Starlette:
+    """The Starlette app serving ``sandbox`` (REST, collaboration WS and API)."""
+
+    def route(handler: Handler, *, document_scope: bool = True) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            user = sandbox.user_of(request)
+            refusal = sandbox.csrf_refusal(request, user)
+            if refusal is not None:
+                return refusal
+            if document_scope and sandbox.throttled(request, user):
+                return JSONResponse(
+                    {"detail": "Request was throttled."}, status_code=429, headers={"Retry-After": "60"}
+                )
+            return await handler(request, sandbox)
+
+        return endpoint
+
+    routes = [
+        Route(f"{API}/config/", route(_config, document_scope=False), methods=["GET"]),
+        Route(f"{API}/users/me/", route(_users_me, document_scope=False), methods=["GET"]),
+        Route(f"{API}/documents/", route(_documents), methods=["GET", "POST"]),
+        Route(
+            f"{API}/documents/{{document_id}}/", route(_document), methods=["GET", "PATCH", "PUT", "DELETE"]
+        ),
+        Route(f"{API}/documents/{{document_id}}/content/", route(_content), methods=["GET", "PATCH"]),
+        Route(
+            f"{API}/documents/{{document_id}}/link-configuration/",
+            route(_link_configuration),
+            methods=["PUT"],
+        ),
+        Route(f"{API}/documents/{{document_id}}/can-edit/", route(_can_edit), methods=["GET"]),
+        Route("/collaboration/api/reset-connections/", _reset_connections(sandbox), methods=["POST"]),
+        Route("/collaboration/api/get-connections/", _get_connections(sandbox), methods=["GET"]),
+        Route("/ping", _ping, methods=["GET"]),
+        WebSocketRoute("/collaboration/ws/", _collaboration_socket(sandbox)),
+        Route("/collaboration/{rest:path}", _forbidden, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
+    ]
+    return Starlette(routes=routes)
+
+
+async def _ping(request: Request) -> Response:
+    return JSONResponse({"message": "pong"})
+
+
+async def _forbidden(request: Request) -> Response:
+    return JSONResponse({"error": "Forbidden"}, status_code=403)
+
+
+async def _config(request: Request, sandbox: DocsSandbox) -> Response:
+    release = "v5.4.1" if sandbox.api_version >= 5 else "v4.8.6"
+    return JSONResponse(
+        {
+            "RELEASE_VERSION": release,
+            "COLLABORATION_WS_URL": sandbox.ws_url,
+            "COLLABORATION_WS_NOT_CONNECTED_READ_ONLY": sandbox.not_connected_read_only,
+            "COLLABORATION_WS_INACTIVITY_TIMEOUT": 30000,
+            "LANGUAGES": [["en-us", "English"], ["fr-fr", "Français"]],
+            "ENVIRONMENT": "sandbox",
+        }
+    )
+
+
+async def _users_me(request: Request, sandbox: DocsSandbox) -> Response:
+    user = sandbox.user_of(request)
+    if user is None:
+        return _json_error(401, "Authentication credentials were not provided.")
+    return JSONResponse(user.as_json())
+
+
+def _missing_or_denied(
+    sandbox: DocsSandbox, document: SandboxDocument | None, user: SandboxUser | None
+) -> Response | None:
+    if document is None:
+        return _json_error(404, "No Document matches the given query.")
+    if not sandbox.store.abilities(document, user)["retrieve"]:
+        if user is None:
+            return _json_error(401, "Authentication credentials were not provided.")
+        return _json_error(403, "You do not have permission to perform this action.")
+    return None
+
+
+async def _json_body(request: Request) -> dict[str, Any] | None:
+    try:
+        body = await request.json()
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
+async def _documents(request: Request, sandbox: DocsSandbox) -> Response:
+    user = sandbox.user_of(request)
+    if user is None:
+        return _json_error(401, "Authentication credentials were not provided.")
+    if request.method == "POST":
+        body = await _json_body(request)
+        if body is None or not isinstance(body.get("title", ""), str):
+            return _json_error(400, "Invalid body.")
+        try:
+            document = sandbox.store.create_document(
+                str(body.get("title") or ""), user, document_id=body.get("id") or None
+            )
+        except (ValueError, AttributeError, TypeError) as error:
+            return JSONResponse({"id": [str(error)]}, status_code=400)
+        return JSONResponse(sandbox.store.document_json(document, user, with_content=False), status_code=201)
+    try:
+        page_size = min(MAX_PAGE_SIZE, max(1, int(request.query_params.get("page_size", PAGE_SIZE))))
+        page = max(1, int(request.query_params.get("page", 1)))
+    except ValueError:
+        return _json_error(400, "Invalid page.")
+    visible = sandbox.store.visible_documents(user)
+    start = (page - 1) * page_size
+    chunk = visible[start : start + page_size]
+    base = f"{sandbox.url}{API}/documents/?page_size={page_size}"
+    return JSONResponse(
+        {
+            "count": len(visible),
+            "next": f"{base}&page={page + 1}" if start + page_size < len(visible) else None,
+            "previous": f"{base}&page={page - 1}" if page > 1 else None,
+            "results": [
+                sandbox.store.document_json(document, user, with_content=False) for document in chunk
+            ],
+        }
+    )
+
+
+def _websocket_flag_refusal(
+    sandbox: DocsSandbox, document: SandboxDocument, request: Request, flag: object
+) -> Response | None:
+    """Docs' "not connected => read-only" rule for REST content writes (design note §3.4)."""
+    if flag or not sandbox.not_connected_read_only:
+        return None
+    session_key = request.cookies.get("docs_sessionid") or ""
+    connected = sandbox.hub.session_has_writer(document.id, session_key)
+    if connected is None:  # nobody connected: the first REST editor takes the lock
+        holder = sandbox.store.rest_editor_locks.setdefault(document.id, session_key)
+        if holder == session_key:
+            return None
+        return _json_error(403, "You are not allowed to edit this document.")
+    return None if connected else _json_error(403, "You are not allowed to edit this document.")
+
+
+def _decode_content_or_error(body: dict[str, Any]) -> bytes | Response:
+    try:
+        return SandboxStore.decode_content(body.get("content"))
+    except ValueError as error:
+        return JSONResponse({"content": [str(error)]}, status_code=400)
+
+
+async def _document(request: Request, sandbox: DocsSandbox) -> Response:
+    user = sandbox.user_of(request)
+    document = sandbox.store.get_document(request.path_params["document_id"])
+    refusal = _missing_or_denied(sandbox, document, user)
+    if refusal is not None:
+        return refusal
+    assert document is not None
+    abilities = sandbox.store.abilities(document, user)
+    v4 = sandbox.api_version < 5
+    if request.method == "GET":
+        return JSONResponse(sandbox.store.document_json(document, user, with_content=v4))
+    if request.method == "DELETE":
+        if not abilities["destroy"]:
+            return _json_error(403, "You do not have permission to perform this action.")
+        document.deleted_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        sandbox.hub.reset(document.id)
+        return Response(status_code=204)
+    if not abilities["partial_update"]:
+        return _json_error(403, "You do not have permission to perform this action.")
+    body = await _json_body(request)
+    if body is None:
+        return _json_error(400, "Invalid body.")
+    refusal = _websocket_flag_refusal(sandbox, document, request, body.get("websocket"))
+    if refusal is not None:
+        return refusal
+    if isinstance(body.get("title"), str):
+        document.title = body["title"]
+    if v4 and "content" in body:  # v5 silently drops a content field here, as Docs does
+        decoded = _decode_content_or_error(body)
+        if isinstance(decoded, Response):
+            return decoded
+        sandbox.store.save_content(document, decoded)
+    return JSONResponse(sandbox.store.document_json(document, user, with_content=v4))
+
+
+async def _content(request: Request, sandbox: DocsSandbox) -> Response:
+    if sandbox.api_version < 5:
+        return _json_error(404, "Not found.")
+    user = sandbox.user_of(request)
+    document = sandbox.store.get_document(request.path_params["document_id"])
+    refusal = _missing_or_denied(sandbox, document, user)
+    if refusal is not None:
+        return refusal
+    assert document is not None
+    if request.method == "GET":
+        etag = SandboxStore.content_etag(document)
+        if request.headers.get("if-none-match") == etag:
+            return Response(status_code=304, headers={"ETag": etag})
+        encoded = base64.b64encode(document.content).decode("ascii") if document.content else ""
+        return PlainTextResponse(encoded, headers={"ETag": etag, "Last-Modified": document.updated_at})
+    if not sandbox.store.abilities(document, user)["content_patch"]:
+        return _json_error(403, "You do not have permission to perform this action.")
+    body = await _json_body(request)
+    if body is None:
+        return _json_error(400, "Invalid body.")
+    refusal = _websocket_flag_refusal(sandbox, document, request, body.get("websocket"))
+    if refusal is not None:
+        return refusal
+    decoded = _decode_content_or_error(body)
+    if isinstance(decoded, Response):
+        return decoded
+    sandbox.store.save_content(document, decoded)
+    return Response(status_code=204)
+
+
+async def _link_configuration(request: Request, sandbox: DocsSandbox) -> Response:
+    user = sandbox.user_of(request)
+    document = sandbox.store.get_document(request.path_params["document_id"])
+    refusal = _missing_or_denied(sandbox, document, user)
+    if refusal is not None:
+        return refusal
+    assert document is not None
+    if not sandbox.store.abilities(document, user)["link_configuration"]:
+        return _json_error(403, "You do not have permission to perform this action.")
+    body = await _json_body(request) or {}
+    reach, role = body.get("link_reach"), body.get("link_role")
+    if reach not in LINK_REACHES or role not in LINK_ROLES:
+        return JSONResponse({"link_reach": ["invalid choice"]}, status_code=400)
+    document.link_reach, document.link_role = str(reach), str(role)
+    sandbox.hub.reset(document.id)  # Docs resets the room's connections after a link change
+    return JSONResponse({"link_reach": reach, "link_role": role})
+
+
+async def _can_edit(request: Request, sandbox: DocsSandbox) -> Response:
+    user = sandbox.user_of(request)
+    document = sandbox.store.get_document(request.path_params["document_id"])
+    refusal = _missing_or_denied(sandbox, document, user)
+    if refusal is not None:
+        return refusal
+    assert document is not None
+    return JSONResponse({"can_edit": sandbox.store.abilities(document, user)["update"]})
+
+
+def _api_key_ok(request: Request, sandbox: DocsSandbox) -> bool:
+    given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+    return secrets.compare_digest(given, sandbox.api_key)
+
+
+def _reset_connections(sandbox: DocsSandbox) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        if not _api_key_ok(request, sandbox):
+            return JSONResponse({"error": "Forbidden"}, status_code=403)
+        room = request.query_params.get("room")
+        if not room:
+            return JSONResponse({"error": "Room name not provided"}, status_code=400)
+        sandbox.hub.reset(room)
+        return JSONResponse({"message": "Connections reset"})
+
+    return endpoint
+
+
+def _get_connections(sandbox: DocsSandbox) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        if not _api_key_ok(request, sandbox):
+            return JSONResponse({"error": "Forbidden"}, status_code=403)
+        counts = sandbox.hub.connection_counts(
+            request.query_params.get("room", ""), request.query_params.get("sessionKey")
+        )
+        if counts is None:
+            return JSONResponse({"error": "Room not found"}, status_code=404)
+        return JSONResponse(counts)
+
+    return endpoint
+
+
+def _collaboration_socket(sandbox: DocsSandbox) -> Callable[[WebSocket], Awaitable[None]]:
+    async def endpoint(websocket: WebSocket) -> None:
+        await websocket.accept()  # the y-provider closes after the upgrade, never before
+        origin = websocket.headers.get("origin")
+        if not origin or origin not in sandbox.allowed_origins:
+            await websocket.close(code=4001, reason="Origin not allowed")
+            return
+        cookie = websocket.headers.get("cookie", "")
+        if not cookie.strip():
+            await websocket.close(code=4001, reason="No cookies")
+            return
+        adapter = _SocketAdapter(websocket)
+        session: SocketSession = sandbox.hub.attach(adapter, websocket.query_params.get("room", ""), cookie)
+        writer = asyncio.get_running_loop().create_task(adapter.write_loop())
+        try:
+            while not writer.done():
+                received = await websocket.receive()
+                if received["type"] == "websocket.disconnect":
+                    break
+                data = received.get("bytes")
+                if data is None:
+                    adapter.close(4401, "Unauthorized")  # Hocuspocus frames are binary
+                    break
+                await session.receive(data)
+                if session.closed:
+                    break
+        except WebSocketDisconnect:
+            pass
+        finally:
+            session.disconnect()
+            if adapter.closing:  # let the writer send what is queued, then the close frame
+                with contextlib.suppress(asyncio.CancelledError, TimeoutError, Exception):
+                    await asyncio.wait_for(asyncio.shield(writer), 1.0)
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await writer
+
+    return endpoint
