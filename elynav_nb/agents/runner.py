@@ -356,7 +356,8 @@ class AgentRunner:
             extra_arguments=self.extra_arguments,
         )
         argv = build_claude_argv(self.cli.argv, launch)
-        environment = build_child_environment(os.environ, self.environment_overrides)
+        agent_identity = {"ELYNAV_AGENT_NAME": self.agent_name} if self.agent_name else {}
+        environment = build_child_environment(os.environ, {**agent_identity, **self.environment_overrides})
         self._decoder = ClaudeStreamDecoder(partial_messages=self.include_partial_messages)
         self._total_cost_usd = 0.0
         process = CliProcess(

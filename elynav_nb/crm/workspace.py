@@ -9,9 +9,12 @@ absolute interpreter path works whatever PATH the agent CLI gets and whether or 
 environment is activated, which the ``elynav`` console script on PATH does not guarantee. Paths
 in the arguments are absolute (the CLI may start servers from another folder).
 
-Today only the CRM server exists; the docs and templates servers are added by passing their
-entries in ``extra_servers`` (``{"templates": {...}}``) until they get their own helpers here.
-Servers the user already declared in the file are kept; ours are replaced. The file is written
+Three servers can be declared: ``crm`` (on a database file), ``templates`` (the template admin,
+whose policy applies to the agent named by ``${ELYNAV_AGENT_NAME}``: the agent runner sets that
+variable for each agent, and the CLI expands it in ``.mcp.json``) and ``docs`` (live La Suite Docs
+editing; instance and credentials come from the environment, never from the file). Other
+entries go in ``extra_servers``. Servers the user already declared in the file are kept; ours
+are replaced. The file is written
 atomically (temporary file, then ``os.replace``), so an agent never reads half a file.
 """
 
@@ -27,10 +30,17 @@ from typing import Any
 
 from elynav_nb.errors import InvalidInput, NotFound, StoreCorrupt
 
-__all__ = ["MCP_CONFIG_FILE_NAME", "crm_server_entry", "write_mcp_config"]
+__all__ = [
+    "MCP_CONFIG_FILE_NAME",
+    "crm_server_entry",
+    "docs_server_entry",
+    "templates_server_entry",
+    "write_mcp_config",
+]
 
 MCP_CONFIG_FILE_NAME = ".mcp.json"
 CRM_SERVER_MODULE = "elynav_nb.crm.server"
+AGENT_NAME_VARIABLE = "ELYNAV_AGENT_NAME"
 
 
 def crm_server_entry(
@@ -43,6 +53,19 @@ def crm_server_entry(
     arguments = ["-m", CRM_SERVER_MODULE, "--db", str(Path(database_path).expanduser().resolve())]
     if busy_timeout_seconds is not None:
         arguments += ["--busy-timeout", f"{busy_timeout_seconds:g}"]
+    return {"type": "stdio", "command": python_executable or sys.executable, "args": arguments, "env": {}}
+
+
+def templates_server_entry(*, python_executable: str | None = None) -> dict[str, Any]:
+    """The entry of ``elynav mcp templates``, for the agent the CLI runs as (``$ELYNAV_AGENT_NAME``)."""
+    agent = f"${{{AGENT_NAME_VARIABLE}:-workspace}}"
+    arguments = ["-m", "elynav_nb", "mcp", "templates", "--agent", agent]
+    return {"type": "stdio", "command": python_executable or sys.executable, "args": arguments, "env": {}}
+
+
+def docs_server_entry(*, python_executable: str | None = None) -> dict[str, Any]:
+    """The entry of ``elynav mcp docs`` (instance and credentials from the environment)."""
+    arguments = ["-m", "elynav_nb", "mcp", "docs"]
     return {"type": "stdio", "command": python_executable or sys.executable, "args": arguments, "env": {}}
 
 
@@ -66,22 +89,28 @@ def write_mcp_config(
     workspace: str | Path,
     *,
     crm_database: str | Path | None = None,
+    templates: bool = False,
+    docs: bool = False,
     extra_servers: Mapping[str, Mapping[str, Any]] | None = None,
     python_executable: str | None = None,
 ) -> Path:
-    """Write ``<workspace>/.mcp.json`` declaring the crm server (and ``extra_servers``); returns its path."""
+    """Write ``<workspace>/.mcp.json`` declaring the chosen servers; returns its path."""
     workspace_path = Path(workspace).expanduser().resolve()
     if not workspace_path.is_dir():
         raise NotFound(f"the workspace folder {workspace_path.name} does not exist")
     new_servers: dict[str, dict[str, Any]] = {}
     if crm_database is not None:
         new_servers["crm"] = crm_server_entry(crm_database, python_executable=python_executable)
+    if templates:
+        new_servers["templates"] = templates_server_entry(python_executable=python_executable)
+    if docs:
+        new_servers["docs"] = docs_server_entry(python_executable=python_executable)
     for name, entry in (extra_servers or {}).items():
         if not isinstance(entry, Mapping) or "command" not in entry:
             raise InvalidInput(f"the MCP server entry {name!r} needs at least a 'command'")
         new_servers[name] = dict(entry)
     if not new_servers:
-        raise InvalidInput("no MCP server to declare: pass crm_database or extra_servers")
+        raise InvalidInput("no MCP server to declare: pass crm_database, templates, docs or extra_servers")
 
     config_path = workspace_path / MCP_CONFIG_FILE_NAME
     document, servers = _read_existing_servers(config_path)
