@@ -26,6 +26,7 @@ from elynav_nb.agents import (
     AgentRunner,
     AgentStarted,
     PermissionRequest,
+    PermissionWithdrawn,
     TextDelta,
     ToolResult,
     ToolUse,
@@ -126,6 +127,8 @@ def write_event(event: object, output: TextIO) -> None:
         state = "error" if event.is_error else "ok"
         print(f"  ← {state}: {first_line[:160]}", file=output)
     elif isinstance(event, PermissionRequest):
-        print(f"  ? permission asked for {event.tool_name}", file=output)
+        print(f"  ? permission asked for {event.tool_name}", file=output, end="")
+    elif isinstance(event, PermissionWithdrawn):
+        print(f": {event.decision}", file=output)
     elif isinstance(event, AgentError):
         print(f"\n  ! {event.code}: {event.message}", file=output)

@@ -235,7 +235,7 @@ class TurnRunner:
                 memory = f" I remember {earlier_turns} earlier {plural} of this session."
             said = parsed.text if parsed.text else "(nothing but directives)"
             parts.append(f"{STANDIN_TAG} {ECHO_INTRO}{memory} You said: {said}")
-        return " ".join(parts)
+        return "\n".join(parts)
 
     # ------------------------------------------------------------------ lines shared by every turn
 
@@ -713,7 +713,10 @@ class TurnRunner:
         )
         texts = [str(block.get("text", "")) for block in outcome_mcp.content if block.get("type") == "text"]
         verdict = "failed" if outcome_mcp.is_error else "returned"
-        return f"The tool {tool_name} {verdict}: {' '.join(texts)[:200]}"
+        compact = " ".join(" ".join(texts).split())
+        if len(compact) > 200:
+            compact = compact[:199] + "…"
+        return f"The tool {tool_name} {verdict}: {compact}"
 
     def _write_mcp_result(
         self,
