@@ -56,6 +56,7 @@ from elynav_nb.agents.events import (
     ControlResponse,
     PermissionRequest,
     PermissionWithdrawn,
+    TextDelta,
     ToolResult,
     ToolUse,
     TurnEnded,
@@ -186,6 +187,9 @@ class Turn:
 
     def _push(self, event: AgentEvent) -> None:
         self.events.append(event)
+        if type(event) is TextDelta:  # the usual event: nothing else to track
+            self._changed.set()
+            return
         if isinstance(event, ToolUse):
             self._open_tool_uses.add(event.id)
         elif isinstance(event, ToolResult):
@@ -588,6 +592,9 @@ class AgentRunner:
 
     def _route_event(self, event: AgentEvent) -> None:
         turn = self._current_turn
+        if type(event) is TextDelta and turn is not None and turn.result is None:
+            turn._push(event)  # the usual event, on the shortest path
+            return
         if isinstance(event, AgentStarted):
             self.last_started = event
             if event.session_id:

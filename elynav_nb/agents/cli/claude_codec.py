@@ -123,6 +123,8 @@ class ClaudeStreamDecoder:
     def decode_message(self, message: dict[str, Any]) -> list[DecodedItem]:
         """Items for one already-parsed message object."""
         message_type = _as_str(message.get("type"))
+        if message_type == "stream_event":  # by far the most frequent line: tested first
+            return self._decode_stream_event(message)
         if message_type == "control_request":
             return [self._decode_control_request(message)]
         if message_type == "control_response":
@@ -131,8 +133,6 @@ class ClaudeStreamDecoder:
             return [ControlCancel(request_id=_as_str(message.get("request_id")))]
         if message_type == "system":
             return self._decode_system(message)
-        if message_type == "stream_event":
-            return self._decode_stream_event(message)
         if message_type == "assistant":
             return self._decode_assistant(message)
         if message_type == "user":
@@ -190,23 +190,26 @@ class ClaudeStreamDecoder:
         ]
 
     def _decode_stream_event(self, message: dict[str, Any]) -> list[DecodedItem]:
-        event = _as_dict(message.get("event"))
-        event_type = _as_str(event.get("type"))
-        parent_tool_use_id = message.get("parent_tool_use_id")
+        event = message.get("event")
+        if type(event) is not dict:
+            return []
+        event_type = event.get("type")
+        if event_type == "content_block_delta":
+            delta = event.get("delta")
+            if type(delta) is not dict:
+                return []
+            delta_type = delta.get("type")
+            if delta_type == "text_delta":
+                if self._streaming_message_id not in self._message_ids_with_text_deltas:
+                    self._message_ids_with_text_deltas.add(self._streaming_message_id)
+                return [TextDelta(_as_str(delta.get("text")), message.get("parent_tool_use_id"))]
+            if delta_type == "thinking_delta":
+                self._message_ids_with_thinking_deltas.add(self._streaming_message_id)
+                return [ThinkingDelta(_as_str(delta.get("thinking")), message.get("parent_tool_use_id"))]
+            return []  # input_json_delta (ToolUse comes whole from the assistant line), signature_delta
         if event_type == "message_start":
             self._streaming_message_id = _as_str(_as_dict(event.get("message")).get("id"))
-            return []
-        if event_type != "content_block_delta":
-            return []  # block starts/stops and message deltas carry nothing a reader needs
-        delta = _as_dict(event.get("delta"))
-        delta_type = delta.get("type")
-        if delta_type == "text_delta":
-            self._message_ids_with_text_deltas.add(self._streaming_message_id)
-            return [TextDelta(text=_as_str(delta.get("text")), parent_tool_use_id=parent_tool_use_id)]
-        if delta_type == "thinking_delta":
-            self._message_ids_with_thinking_deltas.add(self._streaming_message_id)
-            return [ThinkingDelta(text=_as_str(delta.get("thinking")), parent_tool_use_id=parent_tool_use_id)]
-        return []  # input_json_delta (ToolUse comes whole from the assistant line), signature_delta
+        return []  # block starts/stops and message deltas carry nothing a reader needs
 
     def _decode_assistant(self, message: dict[str, Any]) -> list[DecodedItem]:
         body = _as_dict(message.get("message"))
