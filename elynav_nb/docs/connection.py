@@ -11,7 +11,8 @@ How data flows::
             -> Auth("") -> SyncStep1(state vector)            (Auth first, always: §0 rule 1)
             <- Authenticated(scope) / PermissionDenied -> typed error, socket closed
             <- server SyncStep1 -> SyncStep2(our diff)           (counted by start_sync)
-            <- server SyncStep2 / Update -> applied under REMOTE_ORIGIN (never sent back)
+            <- server SyncStep2 / Update -> applied under REMOTE_ORIGIN (never sent back);
+               the echo of our own update is recognised by its bytes and skipped
             <- SyncStatus 1/0 -> ack counter                    ready = scope + server step 2 (+ acks if rw)
     local transaction -> observer -> outbox -> Sync/Update frame, unsynced += 1
     await_flush(timeout): unsynced == 0, or DOC_READONLY on a ``00``, or SYNC_TIMEOUT
@@ -33,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -78,6 +80,8 @@ REMOTE_ORIGIN: Final = "elynav-remote"
 DEFAULT_MAX_MESSAGE_BYTES: Final = 512 * 1024 * 1024
 _GATE_CLOSE_CODE: Final = 4001
 _UNDECODABLE_CLOSE_CODE: Final = 4401
+_ECHO_MEMORY: Final = 256
+"""How many of our last sent updates are remembered to recognise their echoes."""
 _EMPTY_UPDATE: Final = b"\x00\x00"
 
 logger = logging.getLogger(__name__)
@@ -162,6 +166,8 @@ class DocsConnection:
         self._awareness.set_local_state({"user": dict(self._user)})
         self._remote_listeners: list[RemoteListener] = []
         self._subscription: Subscription | None = None
+        self._sent_order: deque[bytes] = deque()
+        self._sent_updates: set[bytes] = set()
 
     # --- public surface ------------------------------------------------------------------------
 
@@ -311,8 +317,23 @@ class DocsConnection:
         if update == _EMPTY_UPDATE:
             return
         self._unsynced += 1
+        self._remember_sent(update)
         self._outbox.put_nowait(encode_message(SyncUpdate(self.document_name, update)))
         self._notify()
+
+    def _remember_sent(self, update: bytes) -> None:
+        """Keep the last updates we sent: the server echoes each one back, byte for byte."""
+        if len(self._sent_order) == _ECHO_MEMORY:
+            self._sent_updates.discard(self._sent_order.popleft())
+        self._sent_order.append(update)
+        self._sent_updates.add(update)
+
+    def _is_own_echo(self, update: bytes) -> bool:
+        """True for an update we sent ourselves (already in our document: applying it changes nothing)."""
+        if update not in self._sent_updates:
+            return False
+        self._sent_updates.discard(update)
+        return True
 
     def _start_handshake(self) -> None:
         """Auth first, then SyncStep1; the counter goes back to 1 for the SyncStep2 we will send."""
@@ -493,6 +514,8 @@ class DocsConnection:
         elif isinstance(message, SyncStep1):
             reply = self.doc.get_update(message.state_vector)
             self._outbox.put_nowait(encode_message(SyncStep2(self.document_name, reply)))
+        elif isinstance(message, SyncUpdate) and self._is_own_echo(message.update):
+            pass  # our own update, broadcast back to us (design note §0 rule 8): nothing to apply
         elif isinstance(message, (SyncStep2, SyncUpdate)):
             self._apply_remote(message.update)
             if isinstance(message, SyncStep2):

@@ -438,6 +438,8 @@ def _read_link_destination(source: str, position: int) -> tuple[str, int] | None
 
 def parse_inline(markdown: str) -> list[InlineRun]:
     """Parse inline markdown into canonical runs. Never raises on unbalanced markers."""
+    if "\n" not in markdown and _SPECIAL_PATTERN.search(markdown) is None:
+        return [InlineRun(markdown)] if markdown else []  # plain text: one unmarked run
     return _InlineParser(markdown).parse()
 
 
@@ -645,13 +647,22 @@ def _without_marks(runs: Sequence[InlineRun], *, keep_code_and_links: bool) -> l
     return merge_runs(stripped)
 
 
+def _has_any_mark(run: InlineRun) -> bool:
+    return run.bold or run.italic or run.strike or run.code or run.link is not None
+
+
 def render_inline(runs: Iterable[InlineRun]) -> str:
     """Write runs as inline markdown that ``parse_inline`` reads back to the same runs.
 
     Whitespace at the edges of bold/italic/strike is moved outside the mark first. If no layout
     reads back exactly, the marks that cannot be shown are dropped (text is never lost).
     """
-    canonical = _move_edge_whitespace_out(merge_runs(runs))
+    merged = merge_runs(runs)
+    if len(merged) == 1 and not _has_any_mark(merged[0]):
+        plain = merged[0].text
+        if "\n" not in plain and _SPECIAL_PATTERN.search(plain) is None:
+            return plain  # plain text reads back as itself: nothing to mark, escape or check
+    canonical = _move_edge_whitespace_out(merged)
     if not canonical:
         return ""
     attempts = [("*", False), ("*", True), ("_", False), ("_", True)]

@@ -14,6 +14,8 @@ How data flows::
         -> a debounced REST save of the full state ({"content", "websocket": true})
     doc.blocks / doc.to_markdown() / doc.to_frame() / doc.watch()   (reads of the live Doc)
     await doc.close()   flush, final save, close the socket
+    DocsSession.open_sync(...) / doc.insert_block_sync(...) / ... / doc.close_sync()
+        the same calls for scripts, run on elynav_nb's private loop (``_sync.run_sync``)
 
 The final save also covers changes received from people since our last save (when we may write):
 a browser saves its own edits only every 60 s, and the room forgets everything when it empties.
@@ -38,6 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pycrdt import Doc
 
 from elynav_nb._display import rich_bundle
+from elynav_nb._sync import private_loop, run_sync
 from elynav_nb.docs import blocknote
 from elynav_nb.docs.addressing import DocAddress, parse_docs_url
 from elynav_nb.docs.blocknote import Block
@@ -170,6 +173,7 @@ class DocsSession:
         self._watchers: list[asyncio.Queue[RemoteChange | None]] = []
         self._last_signature: dict[str, tuple[str, str]] = {}
         self._closed = False
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # --- opening -------------------------------------------------------------------------------
 
@@ -220,6 +224,7 @@ class DocsSession:
         return _Opening(start)
 
     async def _start(self) -> None:
+        self._loop = asyncio.get_running_loop()
         info = await self.rest.retrieve(self.address.document_id)
         if self.credentials.is_anonymous:
             check_anonymous_access(info.raw)
@@ -474,6 +479,60 @@ class DocsSession:
     @property
     def is_open(self) -> bool:
         return not self._closed and self.connection is not None and self.connection.is_open
+
+    # --- blocking API (scripts) ----------------------------------------------------------------
+
+    @classmethod
+    def open_sync(
+        cls, link_or_id: str, credentials: DocsCredentials | None = None, **options: Any
+    ) -> DocsSession:
+        """Blocking ``open()`` for scripts: the session then lives on elynav_nb's private loop.
+
+        Use the other ``*_sync`` methods on it, and ``close_sync()`` at the end. In a notebook, prefer
+        ``await DocsSession.open(...)``.
+        """
+
+        async def opened() -> DocsSession:
+            return await cls.open(link_or_id, credentials, **options)
+
+        return run_sync(opened(), owner_loop=private_loop())
+
+    def _blocking(self, operation: Callable[[], Awaitable[ResultType]]) -> ResultType:
+        async def awaited() -> ResultType:
+            return await operation()
+
+        if self._loop is None:
+            raise ServiceError("the Docs session is not open: use DocsSession.open_sync(...)")
+        return run_sync(awaited(), owner_loop=self._loop)
+
+    def insert_block_sync(
+        self,
+        text: str,
+        type: str = "paragraph",
+        level: int | None = None,
+        after: str | None = None,
+        **options: Any,
+    ) -> str:
+        """Blocking ``insert_block()``: the new block's id, once acknowledged."""
+        return self._blocking(lambda: self.insert_block(text, type, level, after, **options))
+
+    def update_block_sync(self, block_id: str, text: str) -> None:
+        """Blocking ``update_block()``."""
+        self._blocking(lambda: self.update_block(block_id, text))
+
+    def delete_block_sync(self, block_id: str) -> None:
+        """Blocking ``delete_block()``."""
+        self._blocking(lambda: self.delete_block(block_id))
+
+    def save_sync(self) -> SaveResult:
+        """Blocking ``save()``."""
+        return self._blocking(lambda: self.save())
+
+    def close_sync(self, *, raise_save_error: bool = True) -> SaveResult | None:
+        """Blocking ``close()``."""
+        if self._loop is None:
+            return None
+        return self._blocking(lambda: self.close(raise_save_error=raise_save_error))
 
     # --- display -------------------------------------------------------------------------------
 
