@@ -20,6 +20,7 @@ steps synchronously, for the atexit/finalizer reaper.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import signal
 import time
@@ -35,6 +36,7 @@ __all__ = ["CliProcess", "StderrTail", "StopBounds"]
 
 READ_CHUNK_BYTES = 256 * 1024
 STREAM_BUFFER_LIMIT = 4 * 1024 * 1024
+STDOUT_PIPE_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -134,12 +136,32 @@ class CliProcess:
             raise CliNotFound(f"cannot start {self.argv[0]!r}: no such executable", details={"argv0": self.argv[0]}) from error
         except PermissionError as error:
             raise CliNotFound(f"cannot start {self.argv[0]!r}: not executable", details={"argv0": self.argv[0]}) from error
+        self._enlarge_stdout_pipe()
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._read_stdout(), name=f"elynav-cli-{self.pid}-stdout"),
             loop.create_task(self._drain_stderr(), name=f"elynav-cli-{self.pid}-stderr"),
         ]
         self._tasks.append(loop.create_task(self._watch_exit(), name=f"elynav-cli-{self.pid}-exit"))
+
+    def _enlarge_stdout_pipe(self) -> None:
+        """Let the CLI write up to 1 MiB ahead while we decode (Linux; 64 KiB is the default).
+
+        With the default pipe the CLI blocks as soon as we are busy with a chunk, so reading and
+        writing take turns instead of overlapping.
+        """
+        set_pipe_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+        if set_pipe_size is None or self._process is None or self._process.stdout is None:
+            return
+        transport = self._process._transport  # type: ignore[attr-defined]
+        pipe_transport = transport.get_pipe_transport(1) if transport is not None else None
+        pipe = pipe_transport.get_extra_info("pipe") if pipe_transport is not None else None
+        if pipe is None:
+            return
+        try:
+            fcntl.fcntl(pipe.fileno(), set_pipe_size, STDOUT_PIPE_BYTES)
+        except OSError:
+            pass  # over /proc/sys/fs/pipe-max-size: the default size still works
 
     async def write(self, data: bytes) -> None:
         """Write bytes to stdin (one writer at a time). ``CliExited`` if the process is gone."""
