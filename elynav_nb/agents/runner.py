@@ -467,6 +467,12 @@ class AgentRunner:
 
     async def _drive_turn(self, turn: Turn, content: str | list[dict[str, Any]]) -> None:
         try:
+            await self._run_turn(turn, content)
+        except Exception as error:  # never leave a turn unsettled: its awaiters would wait forever
+            self._finish_turn(turn, "failed", error=f"{type(error).__name__}: {error}", error_code="AGENT_PROCESS_ERROR")
+
+    async def _run_turn(self, turn: Turn, content: str | list[dict[str, Any]]) -> None:
+        try:
             await self.start()
         except ElynavError as error:
             self._finish_turn(turn, "failed", error=str(error), error_code=error.code)
@@ -506,6 +512,12 @@ class AgentRunner:
 
     async def _abort_turn(self, turn: Turn, outcome: Outcome, reason: str) -> None:
         """Interrupt (bounded), then the forced stop steps if the CLI does not end the turn."""
+        try:
+            await self._interrupt_or_stop(turn, outcome, reason)
+        except Exception as error:  # the turn still settles, with what went wrong
+            self._finish_turn(turn, outcome, error=f"{reason}; stopping failed: {type(error).__name__}: {error}")
+
+    async def _interrupt_or_stop(self, turn: Turn, outcome: Outcome, reason: str) -> None:
         process = self._process
         if turn.done:
             return

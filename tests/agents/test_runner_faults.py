@@ -326,3 +326,17 @@ async def test_awaiting_cell_interrupted_cancels_the_turn(tmp_path):
     result = await asyncio.wait_for(asyncio.shield(turn._done), timeout=20)
     assert result.outcome == "cancelled"
     await assert_clean_stop(runner)
+
+
+@pytest.mark.anyio
+async def test_an_unexpected_failure_still_settles_the_turn(tmp_path, monkeypatch):
+    runner = make_runner(tmp_path, "echo")
+
+    async def broken_start() -> AgentRunner:
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(runner, "start", broken_start)
+    result = await asyncio.wait_for(runner.send("hi"), timeout=10)
+    assert result.outcome == "failed" and result.error_code == "AGENT_PROCESS_ERROR"
+    assert "disk on fire" in result.error
+    assert not runner.busy
