@@ -23,11 +23,27 @@ What it reproduces (design note §1, §2.3, §9.4-§9.6):
 * ``reset(room)`` sends ``Close "Reset Connection"``, forgets the document connections, leaves the
   sockets open, and accepts a new Auth on them.
 * The layer persists nothing: a room starts empty and is discarded with its last connection.
+
+``hocuspocus_version=4`` imitates what Hocuspocus 4.7.0 does differently (design note §1.9, §6.1,
+checked against its ``ClientConnection.ts``):
+
+* Idle close: every ``timeout`` seconds the socket is checked; one that sent no frame for more
+  than ``timeout`` (before any Auth: since it opened, whatever it sent) gets ``Close "Connection
+  Timeout"`` on each established document, then WS close 4408. WebSocket pings do not count.
+* The echo of a client's own update comes after its ``SyncStatus`` ack.
+* A denied document name is forgotten, so a later Auth for it is answered again.
+* The pre-Auth queue is bounded (5 MiB / 1000 messages per name, 100 pending names); past a
+  bound the socket is closed 4205.
+* Ping ``09`` / Pong ``0a``: 4.7.0 defines the types but neither sends nor handles them (a bare
+  ``09`` or ``0a`` from a client gets WS close 4401 there, verified). The sandbox answers a client
+  Ping with Pong and, with ``send_pings``, pings clients (design note §9.6; not seen in 4.7.0) so
+  a client's Pong path can be tested; a Pong counts as a received frame.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
@@ -61,6 +77,10 @@ from elynav_nb.errors import ProtocolError
 __all__ = ["Authorizer", "CollaborationHub", "CollaborationSocket", "Room", "SocketSession"]
 
 RESET_REASON: Final = "Reset Connection"
+TIMEOUT_REASON: Final = "Connection Timeout"
+V4_MAX_QUEUED_BYTES: Final = 5 * 1024 * 1024
+V4_MAX_QUEUED_MESSAGES: Final = 1000
+V4_MAX_PENDING_DOCUMENTS: Final = 100
 _EMPTY_UPDATE: Final = b"\x00\x00"
 
 Authorizer = Callable[[str, str], Awaitable[tuple[bool, bool] | None]]
@@ -84,6 +104,7 @@ class DocumentConnection:
     state: str = "pending"  # pending -> established | denied
     read_only: bool = False
     queued: list[Message] = field(default_factory=list)
+    queued_bytes: int = 0
     awareness_clocks: dict[int, int] = field(default_factory=dict)
 
 
@@ -95,6 +116,8 @@ class Room:
         self.doc: Doc[Any] = Doc()
         self.connections: list[DocumentConnection] = []
         self.awareness_states: dict[int, tuple[int, str]] = {}
+        self.echo_held_for: DocumentConnection | None = None  # v4: the sender gets its echo after the ack
+        self.held_echoes: list[bytes] = []
         self._subscription: Subscription = self.doc.observe(self._broadcast_update)
 
     def _broadcast_update(self, event: TransactionEvent) -> None:
@@ -103,7 +126,10 @@ class Room:
             return
         frame = encode_message(SyncUpdate(self.name, update))
         for connection in self.connections:
-            connection.socket_session.socket.send(frame)
+            if connection is self.echo_held_for:
+                self.held_echoes.append(frame)
+            else:
+                connection.socket_session.socket.send(frame)
 
     def send_to_all(self, frame: bytes) -> None:
         for connection in self.connections:
@@ -149,9 +175,38 @@ class SocketSession:
         self.session_key = _session_key(cookie)
         self.documents: dict[str, DocumentConnection] = {}
         self.closed = False
+        self.opened_at = time.monotonic()
+        self.last_frame_at = self.opened_at
+        self.has_authenticated = False
+
+    @property
+    def is_v4(self) -> bool:
+        return self.hub.hocuspocus_version >= 4
+
+    def idle_expired(self, now: float) -> bool:
+        """v4: has this socket sent nothing for longer than the hub's ``timeout``?"""
+        timeout = self.hub.timeout
+        if timeout is None or self.closed:
+            return False
+        reference = self.last_frame_at if self.has_authenticated else self.opened_at
+        return now - reference > timeout
+
+    def time_out(self) -> None:
+        """v4 idle close: ``Close "Connection Timeout"`` per established document, then 4408."""
+        self.terminate(4408, TIMEOUT_REASON)
+
+    def terminate(self, code: int, reason: str) -> None:
+        for connection in self.documents.values():
+            if connection.state == "established":
+                self.socket.send(encode_message(Close(connection.name, reason)))
+        self.socket.close(code, reason)
+        self.disconnect()
 
     async def receive(self, frame: bytes) -> None:
         """Handle one binary frame from the client."""
+        if self.closed:
+            return
+        self.last_frame_at = time.monotonic()
         try:
             message = decode_message(frame)
         except ProtocolError:
@@ -166,6 +221,9 @@ class SocketSession:
         name = message.document_name
         connection = self.documents.get(name)
         if connection is None:
+            if self.is_v4 and self._pending_count() >= V4_MAX_PENDING_DOCUMENTS:
+                self.terminate(4205, RESET_REASON)
+                return
             connection = DocumentConnection(self, name)
             self.documents[name] = connection
         if connection.state == "denied":
@@ -174,9 +232,23 @@ class SocketSession:
             if isinstance(message, AuthToken):
                 await self._authenticate(connection)
             else:
-                connection.queued.append(message)
+                self._queue(connection, message, len(frame))
             return
         self._handle_established(connection, message)
+
+    def _pending_count(self) -> int:
+        return sum(1 for connection in self.documents.values() if connection.state == "pending")
+
+    def _queue(self, connection: DocumentConnection, message: Message, size: int) -> None:
+        if self.is_v4:
+            queued_bytes = sum(other.queued_bytes for other in self.documents.values())
+            too_big = queued_bytes + size > V4_MAX_QUEUED_BYTES
+            too_many = len(connection.queued) + 1 > V4_MAX_QUEUED_MESSAGES
+            if too_big or too_many:
+                self.terminate(4205, RESET_REASON)
+                return
+        connection.queued.append(message)
+        connection.queued_bytes += size
 
     async def _authenticate(self, connection: DocumentConnection) -> None:
         name = connection.name
@@ -186,10 +258,14 @@ class SocketSession:
         if allowed is None or not allowed[0]:
             connection.state = "denied"
             connection.queued.clear()
+            connection.queued_bytes = 0
+            if self.is_v4:
+                del self.documents[name]  # v4 clears the state: a later Auth is answered again
             self.socket.send(encode_message(PermissionDenied(name, "permission-denied")))
             return
         connection.read_only = not allowed[1]
         connection.state = "established"
+        self.has_authenticated = True
         room = self.hub.join(connection)
         scope = "readonly" if connection.read_only else "read-write"
         self.socket.send(encode_message(Authenticated(name, scope)))
@@ -197,6 +273,7 @@ class SocketSession:
             entries = [(client, clock, state) for client, (clock, state) in room.awareness_states.items()]
             self.socket.send(encode_message(AwarenessUpdate(name, _encode_awareness(entries))))
         queued, connection.queued = connection.queued, []
+        connection.queued_bytes = 0
         for message in queued:
             self._handle_established(connection, message)
 
@@ -230,15 +307,21 @@ class SocketSession:
                 applied = False
             self.socket.send(encode_message(SyncStatus(name, applied)))
             return
-        if message.update != _EMPTY_UPDATE:
-            try:
+        if self.is_v4:
+            room.echo_held_for = connection
+        try:
+            if message.update != _EMPTY_UPDATE:
                 room.doc.apply_update(message.update)  # the room observer broadcasts, echo included
-            except ValueError:
-                self.socket.send(encode_message(Close(name, RESET_REASON)))
-                self.socket.close(4205, RESET_REASON)
-                self.disconnect()
-                return
+        except ValueError:
+            self.socket.send(encode_message(Close(name, RESET_REASON)))
+            self.socket.close(4205, RESET_REASON)
+            self.disconnect()
+            return
+        finally:
+            held, room.held_echoes, room.echo_held_for = room.held_echoes, [], None
         self.socket.send(encode_message(SyncStatus(name, True)))
+        for frame in held:  # v4 only: the sender's echo after its ack
+            self.socket.send(frame)
 
     def _relay_awareness(self, connection: DocumentConnection, room: Room, message: AwarenessUpdate) -> None:
         try:
@@ -275,8 +358,13 @@ def _session_key(cookie: str) -> str | None:
 class CollaborationHub:
     """Every room of one sandbox, and the sockets attached to them."""
 
-    def __init__(self, authorize: Authorizer) -> None:
+    def __init__(
+        self, authorize: Authorizer, *, hocuspocus_version: int = 3, timeout: float | None = None
+    ) -> None:
+        """``timeout`` (seconds, v4 only) is the idle close delay; ``None`` disables it."""
         self.authorize = authorize
+        self.hocuspocus_version = hocuspocus_version
+        self.timeout = timeout if hocuspocus_version >= 4 else None
         self.rooms: dict[str, Room] = {}
 
     def attach(self, socket: CollaborationSocket, room_parameter: str, cookie: str) -> SocketSession:

@@ -31,6 +31,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="PER_MINUTE",
         help="document requests allowed per minute and user (default: %(default)s)",
     )
+    parser.add_argument(
+        "--hocuspocus",
+        type=int,
+        choices=(3, 4),
+        default=3,
+        help="Hocuspocus major version to imitate on the collaboration socket (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--collaboration-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="with --hocuspocus 4: idle close (4408) delay (default: %(default)s)",
+    )
     parser.add_argument("--no-demo", action="store_true", help="do not create the demo document")
 
 
@@ -38,7 +52,12 @@ async def _serve(args: argparse.Namespace) -> None:
     from elynav_nb.sandbox.docs_server import DocsSandbox
 
     sandbox = DocsSandbox(
-        host=args.host, port=args.port, api_version=args.api_version, throttle_per_minute=args.throttle
+        host=args.host,
+        port=args.port,
+        api_version=args.api_version,
+        throttle_per_minute=args.throttle,
+        hocuspocus_version=args.hocuspocus,
+        collaboration_timeout=args.collaboration_timeout,
     )
     async with sandbox:
         print(f"Docs sandbox listening on {sandbox.url} (Ctrl-C to stop)")

@@ -22,6 +22,11 @@ Reproduced (design note §9): 401 for anonymous requests that need a user, CSRF 
 abilities, v5 ``/content/`` (or the v4 ``content`` field with ``api_version=4``), ETag/304, the
 "not connected => read-only" rule, the 80/min document throttle (429; ``X-Y-Provider-Key`` exempt),
 automatic resets after ``link-configuration``. Out of scope: OIDC, y-prosemirror's deletions.
+
+``DocsSandbox(hocuspocus_version=4)`` makes the collaboration layer behave like Hocuspocus 4.7.0
+(idle close 4408 after ``collaboration_timeout`` seconds without a frame, echo after ack, denials
+that can be retried, a bounded pre-Auth queue); ``send_pings=True`` also pings clients with ``09``
+every half ``collaboration_timeout``.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from elynav_nb.docs.credentials import DocsCredentials
+from elynav_nb.docs.frames import Ping, encode_message
 from elynav_nb.errors import InvalidInput, ServiceError
 from elynav_nb.sandbox.docs_collaboration import CollaborationHub, SocketSession
 from elynav_nb.sandbox.docs_store import LINK_REACHES, LINK_ROLES, SandboxDocument, SandboxStore, SandboxUser
@@ -117,7 +123,16 @@ class DocsSandbox:
         not_connected_read_only: bool = True,
         extra_allowed_origins: tuple[str, ...] = (),
         api_key: str | None = None,
+        hocuspocus_version: int = 3,
+        collaboration_timeout: float = 60.0,
+        send_pings: bool = False,
     ) -> None:
+        """``hocuspocus_version`` 3 (Docs v4.0-v5.4) or 4; ``collaboration_timeout`` and
+        ``send_pings`` apply to version 4 only."""
+        if hocuspocus_version not in (3, 4):
+            raise InvalidInput("hocuspocus_version must be 3 or 4")
+        if collaboration_timeout <= 0:
+            raise InvalidInput("collaboration_timeout must be positive")
         self.host = host
         self.port = port
         self.api_version = api_version
@@ -126,7 +141,11 @@ class DocsSandbox:
         self.extra_allowed_origins = tuple(extra_allowed_origins)
         self.api_key = api_key or secrets.token_hex(16)
         self.store = SandboxStore()
-        self.hub = CollaborationHub(self._authorize)
+        self.hocuspocus_version = hocuspocus_version
+        self.send_pings = send_pings and hocuspocus_version >= 4
+        self.hub = CollaborationHub(
+            self._authorize, hocuspocus_version=hocuspocus_version, timeout=collaboration_timeout
+        )
         self.default_user: SandboxUser = self.store.create_user(DEFAULT_USER_NAME)
         self.session_id = self.store.mint_session(self.default_user)
         self.csrf_token = secrets.token_hex(16)
@@ -593,6 +612,21 @@ def _get_connections(sandbox: DocsSandbox) -> Callable[[Request], Awaitable[Resp
     return endpoint
 
 
+async def _watch_idle(
+    session: SocketSession, adapter: _SocketAdapter, timeout: float, send_pings: bool
+) -> None:
+    """Hocuspocus 4's check every ``timeout``: close an idle socket (4408); pings every half ``timeout``."""
+    half_ticks = 0
+    while not session.closed:
+        await asyncio.sleep(timeout / 2)
+        half_ticks += 1
+        if half_ticks % 2 == 0 and session.idle_expired(time.monotonic()):
+            session.time_out()
+            return
+        if send_pings:
+            adapter.send(encode_message(Ping()))
+
+
 def _collaboration_socket(sandbox: DocsSandbox) -> Callable[[WebSocket], Awaitable[None]]:
     async def endpoint(websocket: WebSocket) -> None:
         await websocket.accept()  # the y-provider closes after the upgrade, never before
@@ -606,7 +640,11 @@ def _collaboration_socket(sandbox: DocsSandbox) -> Callable[[WebSocket], Awaitab
             return
         adapter = _SocketAdapter(websocket)
         session: SocketSession = sandbox.hub.attach(adapter, websocket.query_params.get("room", ""), cookie)
-        writer = asyncio.get_running_loop().create_task(adapter.write_loop())
+        loop = asyncio.get_running_loop()
+        writer = loop.create_task(adapter.write_loop())
+        watcher = None
+        if sandbox.hub.timeout is not None:
+            watcher = loop.create_task(_watch_idle(session, adapter, sandbox.hub.timeout, sandbox.send_pings))
         try:
             while not writer.done():
                 received = await websocket.receive()
@@ -622,6 +660,8 @@ def _collaboration_socket(sandbox: DocsSandbox) -> Callable[[WebSocket], Awaitab
         except WebSocketDisconnect:
             pass
         finally:
+            if watcher is not None:
+                watcher.cancel()
             session.disconnect()
             if adapter.closing:  # let the writer send what is queued, then the close frame
                 with contextlib.suppress(asyncio.CancelledError, TimeoutError, Exception):
