@@ -408,6 +408,19 @@ async def _users_me(request: Request, sandbox: DocsSandbox) -> Response:
     return JSONResponse(user.as_json())
 
 
+def _retrievable_document(
+    request: Request, sandbox: DocsSandbox
+) -> tuple[SandboxDocument, SandboxUser | None] | Response:
+    """The document named by the URL and the caller, or the 404/401/403 answer that refuses it."""
+    user = sandbox.user_of(request)
+    document = sandbox.store.get_document(request.path_params["document_id"])
+    refusal = _missing_or_denied(sandbox, document, user)
+    if refusal is not None:
+        return refusal
+    assert document is not None
+    return document, user
+
+
 def _missing_or_denied(
     sandbox: DocsSandbox, document: SandboxDocument | None, user: SandboxUser | None
 ) -> Response | None:
@@ -488,12 +501,10 @@ def _decode_content_or_error(body: dict[str, Any]) -> bytes | Response:
 
 
 async def _document(request: Request, sandbox: DocsSandbox) -> Response:
-    user = sandbox.user_of(request)
-    document = sandbox.store.get_document(request.path_params["document_id"])
-    refusal = _missing_or_denied(sandbox, document, user)
-    if refusal is not None:
-        return refusal
-    assert document is not None
+    found = _retrievable_document(request, sandbox)
+    if isinstance(found, Response):
+        return found
+    document, user = found
     abilities = sandbox.store.abilities(document, user)
     v4 = sandbox.api_version < 5
     if request.method == "GET":
@@ -525,12 +536,10 @@ async def _document(request: Request, sandbox: DocsSandbox) -> Response:
 async def _content(request: Request, sandbox: DocsSandbox) -> Response:
     if sandbox.api_version < 5:
         return _json_error(404, "Not found.")
-    user = sandbox.user_of(request)
-    document = sandbox.store.get_document(request.path_params["document_id"])
-    refusal = _missing_or_denied(sandbox, document, user)
-    if refusal is not None:
-        return refusal
-    assert document is not None
+    found = _retrievable_document(request, sandbox)
+    if isinstance(found, Response):
+        return found
+    document, user = found
     if request.method == "GET":
         etag = SandboxStore.content_etag(document)
         if request.headers.get("if-none-match") == etag:
@@ -553,12 +562,10 @@ async def _content(request: Request, sandbox: DocsSandbox) -> Response:
 
 
 async def _link_configuration(request: Request, sandbox: DocsSandbox) -> Response:
-    user = sandbox.user_of(request)
-    document = sandbox.store.get_document(request.path_params["document_id"])
-    refusal = _missing_or_denied(sandbox, document, user)
-    if refusal is not None:
-        return refusal
-    assert document is not None
+    found = _retrievable_document(request, sandbox)
+    if isinstance(found, Response):
+        return found
+    document, user = found
     if not sandbox.store.abilities(document, user)["link_configuration"]:
         return _json_error(403, "You do not have permission to perform this action.")
     body = await _json_body(request) or {}
@@ -571,12 +578,10 @@ async def _link_configuration(request: Request, sandbox: DocsSandbox) -> Respons
 
 
 async def _can_edit(request: Request, sandbox: DocsSandbox) -> Response:
-    user = sandbox.user_of(request)
-    document = sandbox.store.get_document(request.path_params["document_id"])
-    refusal = _missing_or_denied(sandbox, document, user)
-    if refusal is not None:
-        return refusal
-    assert document is not None
+    found = _retrievable_document(request, sandbox)
+    if isinstance(found, Response):
+        return found
+    document, user = found
     return JSONResponse({"can_edit": sandbox.store.abilities(document, user)["update"]})
 
 
