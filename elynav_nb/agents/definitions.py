@@ -133,9 +133,10 @@ class AgentDefinition:
         permission_mode = _check_permission_mode(front_matter.get("permissionMode"), where)
         prompt = body.strip()
         if not prompt:
-            raise AgentDefinitionInvalid(
+            raise _invalid(
+                where,
+                "prompt",
                 f"{where}: the system prompt is empty: write the agent's instructions after the closing '---'",
-                details={"source": where, "rule": "prompt"},
             )
 
         extra: dict[str, Any] = {}
@@ -256,24 +257,31 @@ def _describe_source(path: Path | None) -> str:
     return str(path) if path is not None else "<agent text>"
 
 
+def _invalid(where: str, rule: str, message: str) -> AgentDefinitionInvalid:
+    """The loader's error for one broken rule: the message names the file, ``details`` the rule."""
+    return AgentDefinitionInvalid(message, details={"source": where, "rule": rule})
+
+
 def _split_front_matter(text: str, where: str) -> tuple[str, str]:
     """``(front matter text, body)``; the front matter sits between a first line ``---`` and the next one."""
     text = text.removeprefix("\ufeff")
     lines = text.splitlines(keepends=True)
     if not lines or not _FENCE_PATTERN.match(lines[0].rstrip("\r\n")):
-        raise AgentDefinitionInvalid(
+        raise _invalid(
+            where,
+            "front_matter",
             f"{where}: no front matter: the file must start with a line '---', then the YAML keys "
             "(name, description, ...), then a line '---'",
-            details={"source": where, "rule": "front_matter"},
         )
     for index in range(1, len(lines)):
         if _FENCE_PATTERN.match(lines[index].rstrip("\r\n")):
             front_matter_text = "".join(lines[1:index])
             body = "".join(lines[index + 1 :])
             return front_matter_text, body
-    raise AgentDefinitionInvalid(
+    raise _invalid(
+        where,
+        "front_matter",
         f"{where}: unterminated front matter: the opening '---' on line 1 has no closing '---' line",
-        details={"source": where, "rule": "front_matter"},
     )
 
 
@@ -290,60 +298,51 @@ def _load_front_matter(front_matter_text: str, where: str) -> dict[Any, Any]:
             details={"source": where, "rule": "yaml", "line": mark.line + 2 if mark is not None else None},
         ) from None
     except yaml.YAMLError as error:
-        raise AgentDefinitionInvalid(
-            f"{where}: the front matter is not valid YAML ({error})",
-            details={"source": where, "rule": "yaml"},
-        ) from None
+        raise _invalid(where, "yaml", f"{where}: the front matter is not valid YAML ({error})") from None
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
-        raise AgentDefinitionInvalid(
+        raise _invalid(
+            where,
+            "front_matter",
             f"{where}: the front matter must be YAML keys ('name: ...'), not a {type(loaded).__name__}",
-            details={"source": where, "rule": "front_matter"},
         )
     return loaded
 
 
 def _check_name(value: Any, where: str) -> str:
     if value is None:
-        raise AgentDefinitionInvalid(
-            f'{where}: missing required "name" field in the front matter',
-            details={"source": where, "rule": "name"},
-        )
+        raise _invalid(where, "name", f'{where}: missing required "name" field in the front matter')
     if not isinstance(value, str):
-        raise AgentDefinitionInvalid(
-            f'{where}: "name" must be a string, got {type(value).__name__} {value!r}',
-            details={"source": where, "rule": "name"},
+        raise _invalid(
+            where, "name", f'{where}: "name" must be a string, got {type(value).__name__} {value!r}'
         )
     if value.startswith("-"):
-        raise AgentDefinitionInvalid(
-            f'{where}: invalid "name" {value!r}: names must not start with "-"',
-            details={"source": where, "rule": "name"},
-        )
+        raise _invalid(where, "name", f'{where}: invalid "name" {value!r}: names must not start with "-"')
     if not _NAME_PATTERN.match(value):
-        raise AgentDefinitionInvalid(
+        raise _invalid(
+            where,
+            "name",
             f'{where}: invalid "name" {value!r}: use letters, digits, "-" and "_" only, '
             "starting with a letter or a digit",
-            details={"source": where, "rule": "name"},
         )
     return value
 
 
 def _check_description(value: Any, where: str) -> str:
     if value is None:
-        raise AgentDefinitionInvalid(
+        raise _invalid(
+            where,
+            "description",
             f'{where}: missing required "description" field in the front matter (say when to use the agent)',
-            details={"source": where, "rule": "description"},
         )
     if not isinstance(value, str):
-        raise AgentDefinitionInvalid(
-            f'{where}: "description" must be a string, got {type(value).__name__}',
-            details={"source": where, "rule": "description"},
+        raise _invalid(
+            where, "description", f'{where}: "description" must be a string, got {type(value).__name__}'
         )
     if not value.strip():
-        raise AgentDefinitionInvalid(
-            f'{where}: "description" is empty: say in a sentence when to use the agent',
-            details={"source": where, "rule": "description"},
+        raise _invalid(
+            where, "description", f'{where}: "description" is empty: say in a sentence when to use the agent'
         )
     return value.strip()
 
@@ -358,20 +357,21 @@ def _check_tools(front_matter: Mapping[Any, Any], where: str) -> tuple[str, ...]
         tools = []
         for item in value:
             if not isinstance(item, str) or not item.strip():
-                raise AgentDefinitionInvalid(
-                    f'{where}: every entry of "tools" must be a tool name, got {item!r}',
-                    details={"source": where, "rule": "tools"},
+                raise _invalid(
+                    where, "tools", f'{where}: every entry of "tools" must be a tool name, got {item!r}'
                 )
             tools.append(item.strip())
     else:
-        raise AgentDefinitionInvalid(
+        raise _invalid(
+            where,
+            "tools",
             f'{where}: "tools" must be a list or a comma string such as "Read, Grep", got {type(value).__name__}',
-            details={"source": where, "rule": "tools"},
         )
     if not tools:
-        raise AgentDefinitionInvalid(
+        raise _invalid(
+            where,
+            "tools",
             f'{where}: "tools" is empty: list at least one tool, or remove the key to inherit every tool',
-            details={"source": where, "rule": "tools"},
         )
     return tuple(tools)
 
@@ -399,9 +399,10 @@ def _check_model(value: Any, where: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise AgentDefinitionInvalid(
+        raise _invalid(
+            where,
+            "model",
             f'{where}: "model" must be a model name such as "sonnet", "opus", "haiku" or "inherit", got {value!r}',
-            details={"source": where, "rule": "model"},
         )
     return value.strip()
 
@@ -411,9 +412,10 @@ def _check_permission_mode(value: Any, where: str) -> str | None:
         return None
     if not isinstance(value, str) or value not in ALLOWED_PERMISSION_MODES:
         allowed = ", ".join(ALLOWED_PERMISSION_MODES)
-        raise AgentDefinitionInvalid(
+        raise _invalid(
+            where,
+            "permissionMode",
             f'{where}: unknown "permissionMode" {value!r}: allowed values are {allowed}',
-            details={"source": where, "rule": "permissionMode"},
         )
     return value
 
