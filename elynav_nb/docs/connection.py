@@ -20,6 +20,11 @@ How data flows::
     Close "Reset Connection" (socket left open) -> re-Auth + SyncStep1 on the same socket
     socket dropped -> reconnect with exponential backoff -> re-Auth, resync, new scope
 
+Each whole server message (``<-`` above) is handled inside the socket's ``data_received``
+callback (``_DispatchingSocket``), not by a reader task: an acknowledgement wakes ``await_flush``
+one event-loop turn sooner. Handling never raises into websockets; a fatal message records its
+typed error and wakes the socket's task, which closes the socket and fails the waiters.
+
 No edit is lost across a reset or a reconnect: ``start_sync`` sets the counter back to 1 and the
 SyncStep2 that answers the server's new SyncStep1 carries every local change the server lacks.
 
@@ -42,6 +47,7 @@ import websockets
 from pycrdt import Awareness, Doc, Subscription, TransactionEvent
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.frames import Frame, Opcode
 
 from elynav_nb.docs.frames import (
     SCOPE_READ_ONLY,
@@ -90,6 +96,53 @@ _wire_logger = logging.getLogger("elynav_nb.docs.wire")
 _wire_logger.setLevel(logging.INFO)
 
 RemoteListener = Callable[[], None]
+MessageHandler = Callable[[bytes | str], None]
+
+
+class _DispatchingSocket(ClientConnection):
+    """A websockets client connection that hands each whole message to a callback at once.
+
+    websockets queues incoming messages for ``recv()``, so a reader task wakes up one event-loop
+    turn after the bytes arrived. Here each complete message is given to the handler from
+    ``data_received`` itself (fragments are joined first; websockets has already checked sizes and
+    UTF-8), which takes that turn off every acknowledgement. Messages that arrive before a handler
+    is set are kept, in order, for it. Control frames (ping, pong, close) go the usual way.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._message_handler: MessageHandler | None = None
+        self._early_messages: list[bytes | str] = []
+        self._fragments: list[bytes] = []
+        self._fragmented_opcode: Opcode | None = None
+
+    def hand_messages_to(self, handler: MessageHandler) -> None:
+        self._message_handler = handler
+        early, self._early_messages = self._early_messages, []
+        for message in early:
+            handler(message)
+
+    def process_event(self, event: Any) -> None:
+        if self.response is None or not isinstance(event, Frame):
+            super().process_event(event)  # the handshake response
+            return
+        if event.opcode is Opcode.CONT:
+            self._fragments.append(bytes(event.data))
+        elif event.opcode in (Opcode.TEXT, Opcode.BINARY):
+            self._fragments = [bytes(event.data)]
+            self._fragmented_opcode = event.opcode
+        else:
+            super().process_event(event)  # control frames
+            return
+        if not event.fin:
+            return
+        data = b"".join(self._fragments)
+        self._fragments = []
+        message: bytes | str = data.decode(errors="replace") if self._fragmented_opcode is Opcode.TEXT else data
+        if self._message_handler is None:
+            self._early_messages.append(message)
+        else:
+            self._message_handler(message)
 
 
 class _ConnectionFailed(Exception):
@@ -168,6 +221,8 @@ class DocsConnection:
         self._subscription: Subscription | None = None
         self._sent_order: deque[bytes] = deque()
         self._sent_updates: set[bytes] = set()
+        self._socket_error: ElynavError | None = None
+        self._socket_failed = asyncio.Event()
 
     # --- public surface ------------------------------------------------------------------------
 
@@ -429,14 +484,15 @@ class DocsConnection:
                     return
                 await asyncio.sleep(min(self.backoff_max, self.backoff_initial * 2 ** (attempts - 1)))
 
-    async def _connect(self) -> ClientConnection:
+    async def _connect(self) -> _DispatchingSocket:
         target = f"{self.url}?room={self.document_name}"
         try:
-            return await websockets.connect(
+            websocket = await websockets.connect(
                 target,
                 additional_headers={"Origin": self.origin, "Cookie": self._cookie},
                 max_size=self.max_message_bytes,
                 open_timeout=self.open_timeout,
+                create_connection=_DispatchingSocket,
                 user_agent_header="elynav-nb",
                 logger=_wire_logger,
             )
@@ -457,31 +513,57 @@ class DocsConnection:
         except OSError as os_error:
             error = ServiceError(f"cannot reach the collaboration server ({type(os_error).__name__})")
             raise _ConnectionFailed(error, retryable=True) from None
+        assert isinstance(websocket, _DispatchingSocket)
+        return websocket
 
-    async def _serve(self, websocket: ClientConnection) -> None:
-        """Run one socket until it closes; typed errors for fatal conditions."""
+    async def _serve(self, websocket: _DispatchingSocket) -> None:
+        """Run one socket until it closes; typed errors for fatal conditions.
+
+        Incoming messages are handled synchronously as they arrive (``_receive``); a fatal one
+        records its error and wakes this task, which raises it.
+        """
         self._ready_seen_on_socket = False
+        self._socket_error = None
+        self._socket_failed = asyncio.Event()
         self._start_handshake()
-        writer = asyncio.get_running_loop().create_task(self._write_loop(websocket))
-        keepalive = asyncio.get_running_loop().create_task(self._awareness_loop(websocket))
+        loop = asyncio.get_running_loop()
+        tasks = [
+            loop.create_task(self._write_loop(websocket)),
+            loop.create_task(self._awareness_loop(websocket)),
+        ]
+        websocket.hand_messages_to(self._receive)
+        ended = [loop.create_task(websocket.wait_closed()), loop.create_task(self._socket_failed.wait())]
         try:
-            async for frame in websocket:
-                if isinstance(frame, str):
-                    raise ProtocolError(
-                        "the collaboration server sent a text frame; Hocuspocus frames are binary"
-                    )
-                await self._handle(decode_message(frame), websocket)
-                if self._ready.is_set():
-                    self._ready_seen_on_socket = True
-        except ConnectionClosed:
-            pass
+            await asyncio.wait(ended, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            writer.cancel()
-            keepalive.cancel()
-            for task in (writer, keepalive):
+            for task in tasks + ended:
+                task.cancel()
+            for task in tasks + ended:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+        if self._socket_error is not None:
+            raise self._socket_error
         self._raise_for_close(websocket)
+
+    def _receive(self, message: bytes | str) -> None:
+        """Handle one whole message from the server; a fatal one ends the socket with its error."""
+        if self._socket_error is not None:
+            return  # the socket is being closed for an earlier message
+        try:
+            if isinstance(message, str):
+                raise ProtocolError("the collaboration server sent a text frame; Hocuspocus frames are binary")
+            self._handle(decode_message(message))
+        except ElynavError as error:
+            self._socket_error = error
+        except Exception as unexpected:  # a bug (or a listener's) must not leave callers waiting
+            logger.exception("docs connection: handling a server message failed")
+            self._socket_error = ServiceError(
+                f"the Docs connection stopped unexpectedly ({type(unexpected).__name__})"
+            )
+        if self._socket_error is not None:
+            self._socket_failed.set()
+        elif self._ready.is_set():
+            self._ready_seen_on_socket = True
 
     def _raise_for_close(self, websocket: ClientConnection) -> None:
         received = websocket.protocol.close_rcvd
@@ -514,9 +596,9 @@ class DocsConnection:
             else:
                 await asyncio.sleep(0.05)
 
-    async def _handle(self, message: Message, websocket: ClientConnection) -> None:
+    def _handle(self, message: Message) -> None:
         if isinstance(message, Ping):
-            await websocket.send(encode_message(Pong()))
+            self._outbox.put_nowait(encode_message(Pong()))
             return
         if isinstance(message, Pong) or getattr(message, "document_name", None) != self.document_name:
             return
@@ -563,5 +645,8 @@ class DocsConnection:
             raise ProtocolError("the collaboration server sent an update that is not valid Yjs") from None
         if self.doc.get_state() != state_before:
             for listener in list(self._remote_listeners):
-                listener()
+                try:
+                    listener()
+                except Exception:  # a view's bug must not cut the document off its server
+                    logger.exception("docs connection: a remote-change listener failed")
         self._notify()

@@ -19,6 +19,8 @@ from elynav_nb.docs.frames import (
     Authenticated,
     AuthToken,
     AwarenessUpdate,
+    Ping,
+    Pong,
     SyncStatus,
     SyncStep1,
     SyncStep2,
@@ -189,3 +191,88 @@ async def test_awareness_presence_is_refreshed_on_its_interval() -> None:
         await connection.close()
     assert len(awareness_updates) >= 4  # one right after Auth, then one every 0.1 s
     assert b"Elynav bot" in awareness_updates[-1]
+
+
+class MinimalHocuspocus:
+    """Answers the handshake and acks every update; ``split`` sends each message in fragments."""
+
+    def __init__(self, *, split: bool = False) -> None:
+        self.split = split
+        self.room: Doc[Any] = Doc()
+        self.received: list[object] = []
+        self.sockets: list[ServerConnection] = []
+
+    async def broadcast(self, name: str, update: bytes) -> None:
+        """A change typed by somebody else: applied to the room and sent to every client."""
+        self.room.apply_update(update)
+        for websocket in self.sockets:
+            await self.send(websocket, encode_message(SyncUpdate(name, update)))
+
+    async def send(self, websocket: ServerConnection, frame: bytes) -> None:
+        if self.split:  # a fragmented WebSocket message: one byte, then the rest in two parts
+            middle = 1 + (len(frame) - 1) // 2
+            await websocket.send([frame[:1], frame[1:middle], frame[middle:]])
+        else:
+            await websocket.send(frame)
+
+    async def handle(self, websocket: ServerConnection) -> None:
+        self.sockets.append(websocket)
+        async for frame in websocket:
+            message = decode_message(frame)  # type: ignore[arg-type]
+            self.received.append(message)
+            name = getattr(message, "document_name", "")
+            if isinstance(message, AuthToken):
+                await self.send(websocket, encode_message(Authenticated(name, "read-write")))
+                await self.send(websocket, encode_message(Ping()))
+            elif isinstance(message, SyncStep1):
+                await self.send(websocket, encode_message(SyncStep1(name, self.room.get_state())))
+                await self.send(websocket, encode_message(SyncStep2(name, self.room.get_update(message.state_vector))))
+            elif isinstance(message, (SyncStep2, SyncUpdate)):
+                self.room.apply_update(message.update)
+                await self.send(websocket, encode_message(SyncStatus(name, True)))
+
+
+async def test_fragmented_messages_are_joined_and_a_ping_gets_a_pong() -> None:
+    server = MinimalHocuspocus(split=True)
+    async with websocket_server(server.handle) as url:
+        connection = new_connection(url, open_timeout=5)
+        await connection.open()
+        try:
+            insert_block(connection.doc, "sent whole, acknowledged in fragments")
+            await connection.await_flush(timeout=5)
+            assert [block.text for block in read_blocks(server.room)] == ["sent whole, acknowledged in fragments"]
+            assert any(isinstance(message, Pong) for message in server.received)
+        finally:
+            await connection.close()
+
+
+async def test_a_failing_remote_listener_does_not_cut_the_connection() -> None:
+    server = MinimalHocuspocus()
+    async with websocket_server(server.handle) as url:
+        connection = new_connection(url, open_timeout=5)
+        await connection.open()
+        calls: list[int] = []
+
+        def broken_view() -> None:
+            calls.append(1)
+            raise RuntimeError("a bug in a view")
+
+        connection.add_remote_listener(broken_view)
+        try:
+            insert_block(connection.doc, "ours")
+            await connection.await_flush(timeout=5)
+            somebody: Doc[Any] = Doc()
+            somebody.apply_update(server.room.get_update())
+            insert_block(somebody, "typed by somebody else")
+            await server.broadcast(connection.document_name, somebody.get_update(server.room.get_state()))
+            for _ in range(100):
+                if calls:
+                    break
+                await asyncio.sleep(0.01)
+            assert calls == [1]
+            assert connection.is_open and connection.failure is None
+            assert [block.text for block in read_blocks(connection.doc)] == ["typed by somebody else", "ours"]
+            insert_block(connection.doc, "still writing")
+            await connection.await_flush(timeout=5)
+        finally:
+            await connection.close()
