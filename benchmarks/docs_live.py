@@ -5,7 +5,9 @@ Run: ``python benchmarks/docs_live.py`` (needs ``tests/interop/node_modules``: r
 or ``npm ci`` in ``tests/interop``). ``--inserts 200`` for a quick look. One table is printed; the
 figure to read is the ratio of medians, ours / Node (target <= 1.0). Each client inserts one
 paragraph block per transaction and waits until the server acknowledged it (SyncStatus), sequentially;
-after a warm-up, the two clients alternate in two halves so background load hits both alike.
+after a warm-up of both clients (the Node server itself gets faster for several hundred inserts),
+the two clients take turns in rounds, in ABBA order, so neither always meets a warmer server and
+background load hits both alike.
 """
 
 from __future__ import annotations
@@ -53,22 +55,17 @@ def connection(ws_url: str, room: str) -> DocsConnection:
     return DocsConnection(Doc(), url=ws_url, document_name=room, origin=ORIGIN, cookie="docs_sessionid=bench")
 
 
-async def python_latencies(ws_url: str, count: int) -> list[float]:
-    client = connection(ws_url, str(uuid.uuid4()))
-    await client.open()
+async def python_latencies(client: DocsConnection, count: int) -> list[float]:
     latencies: list[float] = []
-    try:
-        for index in range(count):
-            started = time.perf_counter()
-            insert_block(client.doc, f"python insert {index}")
-            await client.await_flush(timeout=10)
-            latencies.append((time.perf_counter() - started) * 1000)
-    finally:
-        await client.close()
+    for index in range(count):
+        started = time.perf_counter()
+        insert_block(client.doc, f"python insert {index}")
+        await client.await_flush(timeout=10)
+        latencies.append((time.perf_counter() - started) * 1000)
     return latencies
 
 
-async def node_latencies(ws_url: str, count: int) -> list[float]:
+async def start_node_peer(ws_url: str) -> Any:
     process = await asyncio.create_subprocess_exec(
         "node",
         str(INTEROP / "node" / "provider_peer.mjs"),
@@ -77,21 +74,16 @@ async def node_latencies(ws_url: str, count: int) -> list[float]:
         stdout=asyncio.subprocess.PIPE,
         limit=64 * 1024 * 1024,
     )
-    try:
-        connected = await node_peer_call(
-            process,
-            "connect",
-            url=ws_url,
-            room=str(uuid.uuid4()),
-            origin=ORIGIN,
-            cookie="docs_sessionid=bench",
-        )
-        assert connected["ok"], connected
-        answer = await node_peer_call(process, "bench_inserts", count=count)
-        return [float(value) for value in answer["latencies_ms"]]
-    finally:
-        await node_peer_call(process, "quit")
-        await process.wait()
+    connected = await node_peer_call(
+        process, "connect", url=ws_url, room=str(uuid.uuid4()), origin=ORIGIN, cookie="docs_sessionid=bench"
+    )
+    assert connected["ok"], connected
+    return process
+
+
+async def node_latencies(process: Any, count: int) -> list[float]:
+    answer = await node_peer_call(process, "bench_inserts", count=count)
+    return [float(value) for value in answer["latencies_ms"]]
 
 
 async def open_times(ws_url: str, blocks: int, repeats: int) -> tuple[list[float], list[float]]:
@@ -120,13 +112,27 @@ async def open_times(ws_url: str, blocks: int, repeats: int) -> tuple[list[float
 async def main(arguments: argparse.Namespace) -> None:
     server, ws_url = start_server()
     try:
-        await node_latencies(ws_url, 50)  # warm-up of both clients and of the server
-        await python_latencies(ws_url, 50)
+        # One long-lived client each, in its own room: both stay warm (the Node peer's JIT, our
+        # interpreter caches) and both documents grow alike. The server's own JIT gets faster for
+        # several hundred inserts, so both clients warm up first, unmeasured.
+        peer = await start_node_peer(ws_url)
+        client = connection(ws_url, str(uuid.uuid4()))
+        await client.open()
+        await node_latencies(peer, arguments.warmup)
+        await python_latencies(client, arguments.warmup)
         node: list[float] = []
         ours: list[float] = []
-        for _ in range(2):  # alternate, so load from elsewhere on the machine hits both alike
-            ours += await python_latencies(ws_url, arguments.inserts // 2)
-            node += await node_latencies(ws_url, arguments.inserts // 2)
+        per_round = arguments.inserts // arguments.rounds
+        for round_number in range(arguments.rounds):  # ABBA order: neither client always goes first
+            if round_number % 2 == 0:
+                ours += await python_latencies(client, per_round)
+                node += await node_latencies(peer, per_round)
+            else:
+                node += await node_latencies(peer, per_round)
+                ours += await python_latencies(client, per_round)
+        await client.close()
+        await node_peer_call(peer, "quit")
+        await peer.wait()
         handshakes, reads = await open_times(ws_url, arguments.blocks, 5)
     finally:
         assert server.stdin is not None
@@ -151,4 +157,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--inserts", type=int, default=1000)
     parser.add_argument("--blocks", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=10, help="alternating rounds the inserts are split into")
+    parser.add_argument("--warmup", type=int, default=300, help="unmeasured inserts per client first")
     asyncio.run(main(parser.parse_args()))

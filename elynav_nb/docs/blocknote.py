@@ -36,14 +36,15 @@ from __future__ import annotations
 
 import difflib
 import re
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pycrdt import Doc, XmlElement, XmlFragment, XmlText
 
+from elynav_nb.docs.block_ids import new_block_id
 from elynav_nb.docs.inline_markdown import InlineRun, parse_inline, render_inline
+from elynav_nb.docs.yxml_writer import NodeWriter, writer_for
 from elynav_nb.errors import BlockNotFound, InvalidInput, ProtocolError, UnsupportedBlockType
 
 __all__ = [
@@ -540,24 +541,14 @@ def _split_lines(runs: Sequence[InlineRun]) -> list[list[InlineRun]]:
     return lines
 
 
-def _insert_runs(text_node: XmlText, utf8_offset: int, runs: Sequence[InlineRun], inherited: Mapping[str, Any]) -> int:
+def _insert_runs(
+    writer: NodeWriter, text_node: Any, utf8_offset: int, runs: Sequence[InlineRun], inherited: Mapping[str, Any]
+) -> int:
     """Insert runs at a byte offset, each with its explicit marks; return the offset after them."""
     for run in runs:
-        attributes = {**inherited, **_mark_attributes(run)}
-        text_node.insert(utf8_offset, run.text, attributes)
+        writer.insert_text(text_node, utf8_offset, run.text, {**inherited, **_mark_attributes(run)})
         utf8_offset += len(run.text.encode("utf-8"))
     return utf8_offset
-
-
-def _populate(content: XmlElement, block_type: str, runs: Sequence[InlineRun]) -> None:
-    """Fill a fresh, attached content element (attach first, then populate: §5.1)."""
-    lines = [list(runs)] if block_type == "codeBlock" else _split_lines(runs)
-    for line_number, line in enumerate(lines):
-        if line_number > 0:
-            content.children.append(XmlElement(_HARD_BREAK))
-        if line:
-            text_node = content.children.append(XmlText())
-            _insert_runs(text_node, 0, line, {})
 
 
 # =============================================================================================
@@ -586,8 +577,8 @@ def insert_block(
     checked_text = _check_text(text)
     runs = _new_runs(block_type, checked_text)
     props = _new_props(block_type, level, checked, language)
-    block_id = str(uuid.uuid4())
-    with doc.transaction(origin=origin):
+    block_id = new_block_id()
+    with doc.transaction(origin=origin) as transaction:
         if after is None:
             group = _root_for_writing(doc)
             index = 0
@@ -598,10 +589,11 @@ def insert_block(
             location = _locate(root, after)
             group = location.group
             index = location.index + 1
-        container = group.children.insert(
-            index, XmlElement("blockContainer", {"id": block_id}, [XmlElement(block_type, props)])
-        )
-        _populate(_content_element(container), block_type, runs)
+        writer = writer_for(transaction)
+        container = writer.element(writer.node(group), index, "blockContainer", {"id": block_id})
+        content = writer.element(container, 0, block_type, props)
+        lines = [list(runs)] if block_type == "codeBlock" else _split_lines(runs)
+        _insert_new_nodes(writer, content, 0, lines, {})  # attached first, then populated (§5.1)
     return block_id
 
 
@@ -627,7 +619,7 @@ def delete_block(doc: Doc[Any], block_id: str, *, origin: object | None = None) 
         del group.children[location.index]
         group.children.insert(
             0,
-            XmlElement("blockContainer", {"id": str(uuid.uuid4())}, [XmlElement("paragraph", dict(_TEXT_PROPS))]),
+            XmlElement("blockContainer", {"id": new_block_id()}, [XmlElement("paragraph", dict(_TEXT_PROPS))]),
         )
 
 
@@ -798,6 +790,7 @@ def _tail_runs(segment: _Segment, offset: int) -> list[tuple[str, dict[str, Any]
 
 
 def _insert_at(
+    writer: NodeWriter,
     content: XmlElement,
     segments: Sequence[_Segment],
     position: int,
@@ -822,48 +815,51 @@ def _insert_at(
             if segment.start >= position:
                 child_index = segment.child_index
                 break
-        _insert_new_nodes(content, child_index, lines, inherited)
+        _insert_new_nodes(writer, writer.node(content), child_index, lines, inherited)
         return
 
     offset = position - target.start
     first_line, *other_lines = lines
+    text_node = writer.node(target.node)
     if not other_lines:
-        _insert_runs(target.node, _utf8_offset(target.text, offset), first_line, inherited)
+        _insert_runs(writer, text_node, _utf8_offset(target.text, offset), first_line, inherited)
         return
     if offset == 0:
         # new lines go before the text node; the last line joins its start
-        _insert_new_nodes(content, target.child_index, [*lines[:-1], []], inherited)
-        _insert_runs(target.node, 0, lines[-1], inherited)
+        _insert_new_nodes(writer, writer.node(content), target.child_index, [*lines[:-1], []], inherited)
+        _insert_runs(writer, text_node, 0, lines[-1], inherited)
         return
     tail = _tail_runs(target, offset)
     if tail:
         del target.node[_utf8_offset(target.text, offset) :]
-    _insert_runs(target.node, _utf8_offset(target.text, offset), first_line, inherited)
+    _insert_runs(writer, text_node, _utf8_offset(target.text, offset), first_line, inherited)
     last_line_index = target.child_index + 1
-    _insert_new_nodes(content, last_line_index, [[], *other_lines], inherited, tail=tail)
+    _insert_new_nodes(writer, writer.node(content), last_line_index, [[], *other_lines], inherited, tail=tail)
 
 
 def _insert_new_nodes(
-    content: XmlElement,
+    writer: NodeWriter,
+    content: Any,
     child_index: int,
     lines: Sequence[Sequence[InlineRun]],
     inherited: Mapping[str, Any],
     *,
     tail: Sequence[tuple[str, dict[str, Any]]] = (),
 ) -> None:
-    """Create nodes for ``lines`` at ``child_index``: text nodes with hard breaks between them."""
+    """Create nodes for ``lines`` at ``child_index`` of ``content`` (a writer handle): text nodes,
+    with hard breaks between them. Empty lines get no text node."""
     index = child_index
     last = len(lines) - 1
     for line_number, line in enumerate(lines):
         if line_number > 0:
-            content.children.insert(index, XmlElement(_HARD_BREAK))
+            writer.element(content, index, _HARD_BREAK, {})
             index += 1
         line_tail = tail if line_number == last else ()
         if line or line_tail:
-            text_node = content.children.insert(index, XmlText())
-            offset = _insert_runs(text_node, 0, line, inherited)
+            text_node = writer.text(content, index)
+            offset = _insert_runs(writer, text_node, 0, line, inherited)
             for chunk, attributes in line_tail:
-                text_node.insert(offset, chunk, attributes)
+                writer.insert_text(text_node, offset, chunk, attributes)
                 offset += len(chunk.encode("utf-8"))
             index += 1
 
@@ -876,12 +872,13 @@ def update_block_text(doc: Doc[Any], block_id: str, text: str, *, origin: object
     characters. Opaque blocks raise ``UnsupportedBlockType``; unknown ids ``BlockNotFound``.
     """
     checked_text = _check_text(text)
-    with doc.transaction(origin=origin):
+    with doc.transaction(origin=origin) as transaction:
         root = _root_group(document_fragment(doc))
         if root is None:
             raise BlockNotFound(f"no block with id {block_id!r} in this document", details={"block_id": block_id})
         location = _locate(root, block_id)
         content = _content_element(location.container)
+        writer = writer_for(transaction)
         block_type = content.tag or ""
         if block_type not in WRITABLE_BLOCK_TYPES:
             raise UnsupportedBlockType(
@@ -910,7 +907,7 @@ def update_block_text(doc: Doc[Any], block_id: str, text: str, *, origin: object
                 inserted = _slice_runs(new_runs, new_start, new_end)
                 inherited = _inherited_marks(segments, old_start)
                 lines = [inserted] if block_type == "codeBlock" else _split_lines(inserted)
-                _insert_at(content, segments, old_start, lines, inherited)
+                _insert_at(writer, content, segments, old_start, lines, inherited)
                 segments = _segments(content, block_type)
 
 

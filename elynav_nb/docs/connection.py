@@ -48,6 +48,7 @@ from pycrdt import Awareness, Doc, Subscription, TransactionEvent
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.frames import Frame, Opcode
+from websockets.protocol import State
 
 from elynav_nb.docs.frames import (
     SCOPE_READ_ONLY,
@@ -89,6 +90,7 @@ _UNDECODABLE_CLOSE_CODE: Final = 4401
 _ECHO_MEMORY: Final = 256
 """How many of our last sent updates are remembered to recognise their echoes."""
 _EMPTY_UPDATE: Final = b"\x00\x00"
+_READ_BUFFER_BYTES: Final = 256 * 1024
 
 logger = logging.getLogger(__name__)
 # websockets logs the request headers (our Cookie) at DEBUG: its logger never goes below INFO.
@@ -99,7 +101,7 @@ RemoteListener = Callable[[], None]
 MessageHandler = Callable[[bytes | str], None]
 
 
-class _DispatchingSocket(ClientConnection):
+class _DispatchingSocket(ClientConnection, asyncio.BufferedProtocol):
     """A websockets client connection that hands each whole message to a callback at once.
 
     websockets queues incoming messages for ``recv()``, so a reader task wakes up one event-loop
@@ -111,6 +113,7 @@ class _DispatchingSocket(ClientConnection):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._read_buffer = memoryview(bytearray(_READ_BUFFER_BYTES))
         self._message_handler: MessageHandler | None = None
         self._early_messages: list[bytes | str] = []
         self._fragments: list[bytes] = []
@@ -121,6 +124,30 @@ class _DispatchingSocket(ClientConnection):
         early, self._early_messages = self._early_messages, []
         for message in early:
             handler(message)
+
+    # asyncio.BufferedProtocol: the transport reads into one buffer kept for the socket's life.
+    # A plain Protocol gets a fresh 256 KiB bytes object per read, which glibc serves with
+    # mmap + mremap + munmap: three system calls on every acknowledgement.
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._read_buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.data_received(bytes(self._read_buffer[:nbytes]))
+
+    def send_now(self, message: bytes) -> bool:
+        """Write one binary message to the socket at once, without a task; False if not open.
+
+        Used for local updates once the handshake is done: the frame leaves when the transaction
+        commits, as the Node provider's does, and no writer task has to wake up for it.
+        """
+        if self.protocol.state is not State.OPEN:
+            return False
+        try:
+            self.protocol.send_binary(message)
+            self.send_data()
+        except Exception:  # the socket is going away: the next handshake's SyncStep2 carries it
+            return False
+        return True
 
     def process_event(self, event: Any) -> None:
         if self.response is None or not isinstance(event, Frame):
@@ -152,6 +179,11 @@ class _ConnectionFailed(Exception):
         super().__init__(error.message)
         self.error = error
         self.retryable = retryable
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _copy_error(error: ElynavError) -> ElynavError:
@@ -210,9 +242,10 @@ class DocsConnection:
         self._failure: ElynavError | None = None
         self._ready_seen_on_socket = False
         self._closing = False
-        self._changed = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiters: list[asyncio.Future[None]] = []
         self._ready = asyncio.Event()
-        self._websocket: ClientConnection | None = None
+        self._websocket: _DispatchingSocket | None = None
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
         self._supervisor: asyncio.Task[None] | None = None
         self._awareness = Awareness(doc)
@@ -220,8 +253,9 @@ class DocsConnection:
         self._remote_listeners: list[RemoteListener] = []
         self._subscription: Subscription | None = None
         self._sent_order: deque[bytes] = deque()
-        self._sent_updates: set[bytes] = set()
+        self._sent_frames: set[bytes] = set()
         self._socket_error: ElynavError | None = None
+        self._applied_frame = encode_message(SyncStatus(document_name, True))
         self._socket_failed = asyncio.Event()
 
     # --- public surface ------------------------------------------------------------------------
@@ -265,8 +299,9 @@ class DocsConnection:
         """Connect and finish the handshake, within ``open_timeout`` seconds, or raise a typed error."""
         if self._supervisor is not None:
             raise InvalidInput("this connection was already opened")
+        self._loop = asyncio.get_running_loop()
         self._subscription = self.doc.observe(self._on_transaction)
-        self._supervisor = asyncio.get_running_loop().create_task(
+        self._supervisor = self._loop.create_task(
             self._supervise(), name="elynav-docs-connection"
         )
         try:
@@ -277,9 +312,10 @@ class DocsConnection:
 
     async def await_flush(self, timeout: float = 5.0) -> None:
         """Return when the server acknowledged every change; ``DOC_READONLY`` / ``SYNC_TIMEOUT`` otherwise."""
-        loop = asyncio.get_running_loop()
+        loop = self._loop or asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        await self._send_queued_now()
+        if not self._outbox.empty():
+            await self._send_queued_now()
         while True:
             if self._failure is not None:
                 raise _copy_error(self._failure)
@@ -299,10 +335,7 @@ class DocsConnection:
                     f"{self._unsynced} change(s) not acknowledged by the collaboration server within {timeout:g} s",
                     details={"unsynced": self._unsynced},
                 )
-            changed = self._changed
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(remaining):  # no extra task, unlike wait_for on 3.11
-                    await changed.wait()
+            await self._wait_for_change(loop, deadline)
 
     async def wait_ready(self, timeout: float = 10.0) -> None:
         """Wait for the current (re)handshake to finish."""
@@ -347,8 +380,27 @@ class DocsConnection:
                 return
 
     def _notify(self) -> None:
-        self._changed.set()
-        self._changed = asyncio.Event()
+        """Wake every task waiting in ``_wait_for_change``."""
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def _wait_for_change(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+        """Sleep until the next ``_notify`` or the loop-time ``deadline``, whichever comes first.
+
+        A bare future and one timer: ``asyncio.timeout`` + ``Event.wait`` cost several times more,
+        and this runs on every acknowledged write.
+        """
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._waiters.append(waiter)
+        timer = loop.call_at(deadline, _wake, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            with contextlib.suppress(ValueError):
+                self._waiters.remove(waiter)
 
     def _fail(self, error: ElynavError) -> None:
         if self._failure is None:
@@ -357,7 +409,7 @@ class DocsConnection:
         self._notify()
 
     async def _wait_ready(self, timeout: float, step: str) -> None:
-        loop = asyncio.get_running_loop()
+        loop = self._loop or asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while not self._ready.is_set():
             if self._failure is not None:
@@ -367,10 +419,7 @@ class DocsConnection:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise SyncTimeout(f"the collaboration server did not {step} within {timeout:g} s")
-            changed = self._changed
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(remaining):  # no extra task, unlike wait_for on 3.11
-                    await changed.wait()
+            await self._wait_for_change(loop, deadline)
         if self._failure is not None:
             raise _copy_error(self._failure)
 
@@ -391,22 +440,34 @@ class DocsConnection:
         if update == _EMPTY_UPDATE:
             return
         self._unsynced += 1
-        self._remember_sent(update)
-        self._outbox.put_nowait(encode_message(SyncUpdate(self.document_name, update)))
+        frame = encode_message(SyncUpdate(self.document_name, update))
+        self._remember_sent(frame)
+        websocket = self._websocket
+        sent = (
+            websocket is not None
+            and self._ready.is_set()
+            and self._outbox.empty()  # nothing queued before it: frames keep their order
+            and websocket.send_now(frame)
+        )
+        if not sent:
+            self._outbox.put_nowait(frame)
         self._notify()
 
-    def _remember_sent(self, update: bytes) -> None:
-        """Keep the last updates we sent: the server echoes each one back, byte for byte."""
+    def _remember_sent(self, frame: bytes) -> None:
+        """Keep the last update frames we sent: the server echoes each one back, byte for byte."""
         if len(self._sent_order) == _ECHO_MEMORY:
-            self._sent_updates.discard(self._sent_order.popleft())
-        self._sent_order.append(update)
-        self._sent_updates.add(update)
+            self._sent_frames.discard(self._sent_order.popleft())
+        self._sent_order.append(frame)
+        self._sent_frames.add(frame)
 
-    def _is_own_echo(self, update: bytes) -> bool:
-        """True for an update we sent ourselves (already in our document: applying it changes nothing)."""
-        if update not in self._sent_updates:
+    def _is_own_echo(self, frame: bytes) -> bool:
+        """True for an update frame we sent ourselves (already in our document: nothing to apply).
+
+        Checked on the raw frame, before any decoding: the server relays our update unchanged.
+        """
+        if frame not in self._sent_frames:
             return False
-        self._sent_updates.discard(update)
+        self._sent_frames.discard(frame)
         return True
 
     def _start_handshake(self) -> None:
@@ -552,7 +613,10 @@ class DocsConnection:
         try:
             if isinstance(message, str):
                 raise ProtocolError("the collaboration server sent a text frame; Hocuspocus frames are binary")
-            self._handle(decode_message(message))
+            if message == self._applied_frame:  # the commonest message, known by its bytes
+                self._acknowledge(applied=True)
+            elif not self._is_own_echo(message):  # our own update, broadcast back to us (§0 rule 8)
+                self._handle(decode_message(message))
         except ElynavError as error:
             self._socket_error = error
         except Exception as unexpected:  # a bug (or a listener's) must not leave callers waiting
@@ -615,24 +679,25 @@ class DocsConnection:
         elif isinstance(message, SyncStep1):
             reply = self.doc.get_update(message.state_vector)
             self._outbox.put_nowait(encode_message(SyncStep2(self.document_name, reply)))
-        elif isinstance(message, SyncUpdate) and self._is_own_echo(message.update):
-            pass  # our own update, broadcast back to us (design note §0 rule 8): nothing to apply
         elif isinstance(message, (SyncStep2, SyncUpdate)):
             self._apply_remote(message.update)
             if isinstance(message, SyncStep2):
                 self._server_step2_received = True
                 self._check_ready()
         elif isinstance(message, SyncStatus):
-            if message.applied:
-                self._unsynced = max(0, self._unsynced - 1)
-            else:
-                self._rejected = True
-            self._check_ready()
-            self._notify()
+            self._acknowledge(applied=message.applied)
         elif isinstance(message, Close):
             self.reset_count += 1
             logger.debug("docs room %s reset by the server: re-authenticating", self.document_name)
             self._start_handshake()
+
+    def _acknowledge(self, *, applied: bool) -> None:
+        if applied:
+            self._unsynced = max(0, self._unsynced - 1)
+        else:
+            self._rejected = True
+        self._check_ready()
+        self._notify()
 
     def _apply_remote(self, update: bytes) -> None:
         if update == _EMPTY_UPDATE:
