@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import threading
-import uuid
 from typing import Final
 
 __all__ = ["new_block_id"]
@@ -31,9 +30,12 @@ def new_block_id() -> str:
         if _position >= len(_pool):
             _pool = os.urandom(16 * _IDS_PER_DRAW)
             _position = 0
-        random_bytes = _pool[_position : _position + 16]
+        random_bytes = bytearray(_pool[_position : _position + 16])
         _position += 16
-    return str(uuid.UUID(bytes=random_bytes, version=4))
+    random_bytes[6] = random_bytes[6] & 0x0F | 0x40  # version 4
+    random_bytes[8] = random_bytes[8] & 0x3F | 0x80  # RFC 4122 variant
+    hex_digits = random_bytes.hex()
+    return f"{hex_digits[:8]}-{hex_digits[8:12]}-{hex_digits[12:16]}-{hex_digits[16:20]}-{hex_digits[20:]}"
 
 
 def _forget_pool() -> None:

@@ -445,14 +445,19 @@ def _content_element(container: XmlElement) -> XmlElement:
     raise UnsupportedBlockType("this block has no content element", details={"block_id": container.attributes.get("id")})
 
 
-def _root_for_writing(doc: Doc[Any]) -> XmlElement:
+def _root_for_writing(doc: Doc[Any], writer: NodeWriter) -> Any:
+    """The writer's handle on the root ``blockGroup``, created only in an empty fragment."""
     fragment = document_fragment(doc)
+    fragment_handle = writer.node(fragment)
+    first = writer.first_element(fragment_handle)
+    if first is not None and first[0] == "blockGroup":  # the usual layout: checked without a scan
+        return first[1]
     root = _root_group(fragment)
     if root is not None:
-        return root
+        return writer.node(root)
     if len(fragment.children) > 0:
         raise ProtocolError("the document-store fragment has content but no root blockGroup")
-    return fragment.children.append(XmlElement("blockGroup"))
+    return writer.element(fragment_handle, 0, "blockGroup", {})
 
 
 # =============================================================================================
@@ -530,6 +535,8 @@ def _new_runs(block_type: str, text: str) -> list[InlineRun]:
 
 def _split_lines(runs: Sequence[InlineRun]) -> list[list[InlineRun]]:
     """Cut runs at newlines: one list of runs per line (hard breaks go between lines)."""
+    if all("\n" not in run.text for run in runs):
+        return [list(runs)]
     lines: list[list[InlineRun]] = [[]]
     for run in runs:
         parts = run.text.split("\n")
@@ -579,18 +586,18 @@ def insert_block(
     props = _new_props(block_type, level, checked, language)
     block_id = new_block_id()
     with doc.transaction(origin=origin) as transaction:
+        writer = writer_for(transaction)
         if after is None:
-            group = _root_for_writing(doc)
+            group = _root_for_writing(doc, writer)
             index = 0
         else:
             root = _root_group(document_fragment(doc))
             if root is None:
                 raise BlockNotFound(f"no block with id {after!r} in this document", details={"block_id": after})
             location = _locate(root, after)
-            group = location.group
+            group = writer.node(location.group)
             index = location.index + 1
-        writer = writer_for(transaction)
-        container = writer.element(writer.node(group), index, "blockContainer", {"id": block_id})
+        container = writer.element(group, index, "blockContainer", {"id": block_id})
         content = writer.element(container, 0, block_type, props)
         lines = [list(runs)] if block_type == "codeBlock" else _split_lines(runs)
         _insert_new_nodes(writer, content, 0, lines, {})  # attached first, then populated (§5.1)

@@ -399,7 +399,7 @@ class DocsConnection:
             await waiter
         finally:
             timer.cancel()
-            with contextlib.suppress(ValueError):
+            if waiter in self._waiters:  # woken by the timer or cancelled, not by _notify
                 self._waiters.remove(waiter)
 
     def _fail(self, error: ElynavError) -> None:

@@ -1,7 +1,8 @@
 """Create new XML nodes inside an open pycrdt transaction, as cheaply as pycrdt allows.
 
 Where it sits: a pure helper of the document model (``blocknote.py`` builds new blocks with it). No
-I/O, no BlockNote knowledge: elements with attributes, text nodes, formatted text.
+I/O, no BlockNote knowledge: elements with attributes, text nodes, formatted text, and the first
+child of a node (where a writer starts).
 
 Why it exists: pycrdt's wrappers (``XmlElement.children.insert``, ``attributes[...] = ...``,
 ``XmlText.insert``) each open and close a nested transaction and re-check lengths, which is 17
@@ -29,6 +30,7 @@ from typing import Any, Protocol
 
 from pycrdt import Transaction, XmlElement, XmlFragment, XmlText
 from pycrdt._pycrdt import XmlElement as _NativeElement  # the Rust classes behind the wrappers
+from pycrdt._pycrdt import XmlFragment as _NativeFragment
 from pycrdt._pycrdt import XmlText as _NativeText
 from pycrdt._transaction import ReadTransaction
 
@@ -37,18 +39,26 @@ __all__ = ["NativeWriter", "NodeWriter", "PublicWriter", "writer_for"]
 _NATIVE_METHODS_PRESENT = all(
     callable(getattr(native_class, method, None))
     for native_class, method in (
+        (_NativeFragment, "insert_element_prelim"),
+        (_NativeFragment, "len"),
+        (_NativeFragment, "get"),
         (_NativeElement, "insert_element_prelim"),
         (_NativeElement, "insert_attribute"),
         (_NativeElement, "insert_str"),
+        (_NativeElement, "tag"),
         (_NativeText, "insert"),
     )
 )
 
 
 class NodeWriter(Protocol):
-    """Creates nodes under a parent handle; handles are whatever ``node()`` and the writer return."""
+    """Creates nodes under a parent handle; handles are whatever ``node()`` and the writer return.
+
+    ``first_element`` gives the tag and handle of a node's first child when it is an element."""
 
     def node(self, wrapper: XmlElement | XmlFragment | XmlText) -> Any: ...
+
+    def first_element(self, parent: Any) -> tuple[str, Any] | None: ...
 
     def element(self, parent: Any, index: int, tag: str, attributes: Mapping[str, Any]) -> Any: ...
 
@@ -65,6 +75,15 @@ class NativeWriter:
 
     def node(self, wrapper: XmlElement | XmlFragment | XmlText) -> Any:
         return wrapper.integrated
+
+    def first_element(self, parent: Any) -> tuple[str, Any] | None:
+        if parent.len(self._transaction) == 0:
+            return None
+        child: Any = parent.get(self._transaction, 0)
+        if not isinstance(child, _NativeElement):
+            return None
+        tag: Any = child.tag()  # type: ignore[attr-defined]  # the stubs of the native class lack it
+        return str(tag), child
 
     def element(self, parent: Any, index: int, tag: str, attributes: Mapping[str, Any]) -> Any:
         element = parent.insert_element_prelim(self._transaction, index, tag)
@@ -84,6 +103,11 @@ class PublicWriter:
 
     def node(self, wrapper: XmlElement | XmlFragment | XmlText) -> Any:
         return wrapper
+
+    def first_element(self, parent: Any) -> tuple[str, Any] | None:
+        for child in parent.children:
+            return (str(child.tag), child) if isinstance(child, XmlElement) else None
+        return None
 
     def element(self, parent: Any, index: int, tag: str, attributes: Mapping[str, Any]) -> Any:
         return parent.children.insert(index, XmlElement(tag, dict(attributes)))
