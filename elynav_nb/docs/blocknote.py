@@ -447,11 +447,11 @@ def _content_element(container: XmlElement) -> XmlElement:
 
 def _root_for_writing(doc: Doc[Any], writer: NodeWriter) -> Any:
     """The writer's handle on the root ``blockGroup``, created only in an empty fragment."""
-    fragment = document_fragment(doc)
-    fragment_handle = writer.node(fragment)
+    fragment_handle = writer.fragment(doc, DOCUMENT_FRAGMENT)
     first = writer.first_element(fragment_handle)
     if first is not None and first[0] == "blockGroup":  # the usual layout: checked without a scan
         return first[1]
+    fragment = document_fragment(doc)
     root = _root_group(fragment)
     if root is not None:
         return writer.node(root)

@@ -28,8 +28,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from pycrdt import Transaction, XmlElement, XmlFragment, XmlText
-from pycrdt._pycrdt import XmlElement as _NativeElement  # the Rust classes behind the wrappers
+from pycrdt import Doc, Transaction, XmlElement, XmlFragment, XmlText
+from pycrdt._pycrdt import Doc as _NativeDoc  # the Rust classes behind the wrappers
+from pycrdt._pycrdt import XmlElement as _NativeElement
 from pycrdt._pycrdt import XmlFragment as _NativeFragment
 from pycrdt._pycrdt import XmlText as _NativeText
 from pycrdt._transaction import ReadTransaction
@@ -39,6 +40,7 @@ __all__ = ["NativeWriter", "NodeWriter", "PublicWriter", "writer_for"]
 _NATIVE_METHODS_PRESENT = all(
     callable(getattr(native_class, method, None))
     for native_class, method in (
+        (_NativeDoc, "get_or_insert_xml_fragment"),
         (_NativeFragment, "insert_element_prelim"),
         (_NativeFragment, "len"),
         (_NativeFragment, "get"),
@@ -54,9 +56,12 @@ _NATIVE_METHODS_PRESENT = all(
 class NodeWriter(Protocol):
     """Creates nodes under a parent handle; handles are whatever ``node()`` and the writer return.
 
-    ``first_element`` gives the tag and handle of a node's first child when it is an element."""
+    ``fragment`` gives the handle of a root ``XmlFragment`` (created if missing); ``first_element``
+    the tag and handle of a node's first child when it is an element."""
 
     def node(self, wrapper: XmlElement | XmlFragment | XmlText) -> Any: ...
+
+    def fragment(self, doc: Doc[Any], name: str) -> Any: ...
 
     def first_element(self, parent: Any) -> tuple[str, Any] | None: ...
 
@@ -75,6 +80,9 @@ class NativeWriter:
 
     def node(self, wrapper: XmlElement | XmlFragment | XmlText) -> Any:
         return wrapper.integrated
+
+    def fragment(self, doc: Doc[Any], name: str) -> Any:
+        return doc._doc.get_or_insert_xml_fragment(self._transaction, name)
 
     def first_element(self, parent: Any) -> tuple[str, Any] | None:
         if parent.len(self._transaction) == 0:
@@ -104,6 +112,9 @@ class PublicWriter:
     def node(self, wrapper: XmlElement | XmlFragment | XmlText) -> Any:
         return wrapper
 
+    def fragment(self, doc: Doc[Any], name: str) -> Any:
+        return doc.get(name, type=XmlFragment)
+
     def first_element(self, parent: Any) -> tuple[str, Any] | None:
         for child in parent.children:
             return (str(child.tag), child) if isinstance(child, XmlElement) else None
@@ -130,6 +141,8 @@ def writer_for(transaction: Transaction, *, native: bool = True) -> NodeWriter:
         native
         and _NATIVE_METHODS_PRESENT
         and native_transaction is not None
+        and isinstance(getattr(transaction, "_doc", None), Doc)
+        and isinstance(getattr(transaction._doc, "_doc", None), _NativeDoc)
         and not isinstance(transaction, ReadTransaction)
     ):
         return NativeWriter(native_transaction)
