@@ -9,13 +9,17 @@ widgets; an object shows a live widget in a kernel, HTML elsewhere and ``repr`` 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 __all__ = ["in_notebook_kernel", "register_view", "rich_bundle", "view_for"]
 
 _view_factories: dict[type, Callable[[Any], Any]] = {}
+# object -> its view, weakly on both sides: the object's own listener list keeps a live view alive.
+_live_views: weakref.WeakKeyDictionary[Any, weakref.ref[Any]] = weakref.WeakKeyDictionary()
 
 
 def register_view(object_class: type, factory: Callable[[Any], Any]) -> None:
@@ -24,12 +28,34 @@ def register_view(object_class: type, factory: Callable[[Any], Any]) -> None:
 
 
 def view_for(obj: Any) -> Any | None:
-    """A new view of ``obj``, or ``None`` when no view is registered for its class."""
+    """The live view of ``obj``, or ``None`` when no view is registered for its class.
+
+    One view per object: displaying an object again shows the same widget (ipywidgets draws one
+    model in several places) instead of a new view that would subscribe to the object once more.
+    A view that was closed (``view.closed``) or collected is replaced by a new one.
+    """
+    cached = _cached_view(obj)
+    if cached is not None:
+        return cached
     for object_class in type(obj).__mro__:
         factory = _view_factories.get(object_class)
         if factory is not None:
-            return factory(obj)
+            view = factory(obj)
+            with contextlib.suppress(TypeError):  # objects without weak references are not cached
+                _live_views[obj] = weakref.ref(view)
+            return view
     return None
+
+
+def _cached_view(obj: Any) -> Any | None:
+    try:
+        reference = _live_views.get(obj)
+    except TypeError:  # unhashable, or no weak references
+        return None
+    view = reference() if reference is not None else None
+    if view is None or getattr(view, "closed", False):
+        return None
+    return view
 
 
 def in_notebook_kernel() -> bool:

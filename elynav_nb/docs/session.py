@@ -13,6 +13,7 @@ How data flows::
         validate -> one pycrdt transaction -> Sync/Update -> wait for the server's ack -> return
         -> a debounced REST save of the full state ({"content", "websocket": true})
     doc.blocks / doc.to_markdown() / doc.to_frame() / doc.watch()   (reads of the live Doc)
+    doc.add_change_listener(f)   f() after a remote edit, an acked write, a save, closing (live views)
     await doc.close()   flush, final save, close the socket
     DocsSession.open_sync(...) / doc.insert_block_sync(...) / ... / doc.close_sync()
         the same calls for scripts, run on elynav_nb's private loop (``_sync.run_sync``)
@@ -171,6 +172,7 @@ class DocsSession:
         )
         self._owner: asyncio.Task[None] | None = None
         self._watchers: list[asyncio.Queue[RemoteChange | None]] = []
+        self._change_listeners: list[Callable[[], None]] = []
         self._last_signature: dict[str, tuple[str, str]] = {}
         self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -349,6 +351,22 @@ class DocsSession:
         self._watchers.append(queue)
         return RemoteChanges(queue, timeout, lambda: self._forget_watcher(queue))
 
+    def add_change_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` whenever what the session shows may have changed: a remote edit, an
+        acknowledged write of ours, a save, closing. Views subscribe here (``remove_change_listener``)."""
+        self._change_listeners.append(listener)
+
+    def remove_change_listener(self, listener: Callable[[], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._change_listeners.remove(listener)
+
+    def _tell_listeners(self) -> None:
+        for listener in list(self._change_listeners):
+            try:
+                listener()
+            except Exception:  # a view's bug must not break the session
+                logger.exception("a Docs session change listener failed")
+
     def _forget_watcher(self, queue: asyncio.Queue[RemoteChange | None]) -> None:
         with contextlib.suppress(ValueError):
             self._watchers.remove(queue)
@@ -365,6 +383,7 @@ class DocsSession:
         change = RemoteChange(blocks=blocks, changed_block_ids=changed)
         for queue in list(self._watchers):
             queue.put_nowait(change)
+        self._tell_listeners()
 
     # --- writing -------------------------------------------------------------------------------
 
@@ -380,6 +399,7 @@ class DocsSession:
             await self.connection.await_flush(self.ack_timeout)
             self._last_signature = _block_signature(blocknote.read_blocks(self.ydoc))
             self._schedule_save()
+            self._tell_listeners()
             return result
 
         return await self._run(operation)
@@ -434,9 +454,11 @@ class DocsSession:
         except ElynavError as error:
             self._dirty = True
             self.last_save_error = error
+            self._tell_listeners()
             raise
         self.last_saved_at = time.time()
         self.last_save_error = None
+        self._tell_listeners()
         return SaveResult(True, None, len(state))
 
     async def save(self) -> SaveResult:
@@ -466,6 +488,7 @@ class DocsSession:
         for queue in self._watchers:
             queue.put_nowait(None)
         await self._abort()
+        self._tell_listeners()
         if error is not None and raise_save_error:
             raise error
         return result

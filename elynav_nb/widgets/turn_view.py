@@ -438,6 +438,7 @@ class RunnerView:
         self.turns = ipywidgets.Accordion()
         self.widget = ipywidgets.VBox([self.status_line, self.earlier_turns, self.turns])
         self.turn_views: list[TurnView] = []
+        self._closed = False
         self._show_status()
         current = runner.current_turn
         if current is not None:
@@ -489,8 +490,13 @@ class RunnerView:
         """Re-read the runner's status (the view refreshes itself when turns start and end)."""
         self._show_status()
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def close(self) -> None:
         """Stop showing new turns (the turns already shown keep following their turn)."""
+        self._closed = True
         self.runner.remove_turn_listener(self._on_new_turn)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:

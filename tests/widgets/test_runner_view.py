@@ -16,6 +16,7 @@ from .conftest import FAST_STOP
 from .helpers import fake_stream_cli_command, segment_text, wait_until
 
 RunnerFactory = Callable[..., AgentRunner]
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
 @pytest.mark.anyio
@@ -108,3 +109,23 @@ def test_view_in_a_plain_thread_follows_a_turn_on_the_private_loop(tmp_path: Pat
         assert segment_text(view.transcript.widget.value) == turn.text
     finally:
         runner.stop_sync()
+
+
+@pytest.mark.anyio
+async def test_displaying_a_runner_again_reuses_its_view(
+    make_runner: RunnerFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import elynav_nb._display as display
+
+    monkeypatch.setattr(display, "in_notebook_kernel", lambda: True)
+    runner = make_runner("stream", environment={"FAKE_DELTAS": "5"})
+    first = runner._repr_mimebundle_()[WIDGET_MIME]["model_id"]
+    second = runner._repr_mimebundle_()[WIDGET_MIME]["model_id"]
+    assert first == second
+    assert len(runner._turn_listeners) == 1  # one view, subscribed once
+
+    view = display.view_for(runner)
+    assert isinstance(view, RunnerView)
+    view.close()
+    third = runner._repr_mimebundle_()[WIDGET_MIME]["model_id"]
+    assert third != first and len(runner._turn_listeners) == 1  # a closed view is replaced
