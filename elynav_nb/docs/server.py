@@ -26,9 +26,10 @@ from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import anyio
-from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
 
 from elynav_nb.docs.addressing import DocAddress, parse_docs_url
 from elynav_nb.docs.credentials import DocsCredentials
@@ -36,7 +37,7 @@ from elynav_nb.docs.rest import DocsRestClient
 from elynav_nb.docs.session import DocsSession, DocsSessionPool
 from elynav_nb.errors import ElynavError, InvalidInput
 
-__all__ = ["SERVER_NAME", "TOOL_NAMES", "DocsToolService", "build_docs_server", "main"]
+__all__ = ["SERVER_NAME", "TOOL_NAMES", "DocsMCPServer", "DocsToolService", "build_docs_server", "main"]
 
 SERVER_NAME = "elynav-docs"
 TOOL_NAMES: tuple[str, ...] = (
@@ -144,6 +145,30 @@ async def _guarded(action: Callable[[], Awaitable[dict[str, Any]]]) -> CallToolR
         return _error_result("INTERNAL_ERROR", f"unexpected {type(error).__name__}")
 
 
+class DocsMCPServer(MCPServer):
+    """``MCPServer`` whose argument-validation failures are JSON ``{code, message}`` like every
+    other error of these tools (the SDK answers ``Error executing tool <name>: <pydantic dump>``)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            if not isinstance(error.__cause__, ValidationError):
+                raise
+            return _error_result("INVALID_INPUT", _validation_message(error.__cause__))
+
+
+def _validation_message(error: ValidationError) -> str:
+    """One line per problem: ``content.text: String should have at least 1 character``."""
+    problems = []
+    for problem in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        problems.append(f"{where}: {problem['msg']}")
+    return "; ".join(problems)
+
+
 def build_docs_server(service: DocsToolService) -> MCPServer:
     """The MCP server exposing ``service`` (closed with the server's lifespan)."""
 
@@ -154,7 +179,7 @@ def build_docs_server(service: DocsToolService) -> MCPServer:
         finally:
             await service.aclose()
 
-    server: MCPServer = MCPServer(SERVER_NAME, version="0.1.0", instructions=_INSTRUCTIONS, lifespan=lifespan)
+    server: MCPServer = DocsMCPServer(SERVER_NAME, version="0.1.0", instructions=_INSTRUCTIONS, lifespan=lifespan)
 
     @server.tool(title="List documents", annotations=_READ, structured_output=False)
     async def list_documents() -> CallToolResult:

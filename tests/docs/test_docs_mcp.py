@@ -28,8 +28,10 @@ async def test_tools_edit_a_sandbox_document_and_errors_are_json() -> None:
         async with Client(build_docs_server(service), raise_exceptions=True) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
             assert set(tools) == set(TOOL_NAMES)
-            assert tools["read_document"].annotations.read_only_hint is True
-            assert tools["delete_block"].annotations.destructive_hint is True
+            read_only = {name for name, tool in tools.items() if tool.annotations.read_only_hint}
+            destructive = {name for name, tool in tools.items() if tool.annotations.destructive_hint}
+            assert read_only == {"list_documents", "read_document", "get_document_metadata"}
+            assert destructive == {"update_block", "delete_block"}  # insert and create only add
 
             created = payload(await client.call_tool("create_document", {"title": "From MCP"}))
             doc_id = created["id"]
@@ -64,6 +66,16 @@ async def test_tools_edit_a_sandbox_document_and_errors_are_json() -> None:
             assert unknown_doc.is_error and payload(unknown_doc)["code"] == "DOC_NOT_FOUND"
             both = await client.call_tool("read_document", {})
             assert both.is_error and payload(both)["code"] == "INVALID_INPUT"
+            for arguments, where in [  # rejected by the argument schema: JSON too, with the field
+                ({"doc_id": doc_id, "content": {"text": ""}}, "content.text"),
+                ({"doc_id": doc_id, "content": {"text": "x", "type": "table"}}, "content.type"),
+                ({"doc_id": doc_id, "content": "not an object"}, "content"),
+            ]:
+                refused = await client.call_tool("insert_block", arguments)
+                assert refused.is_error and payload(refused)["code"] == "INVALID_INPUT", refused.content
+                assert payload(refused)["message"].startswith(where)
+            no_block = await client.call_tool("update_block", {"doc_id": doc_id, "text": "x"})
+            assert payload(no_block) == {"code": "INVALID_INPUT", "message": "block_id: Field required"}
             metadata = payload(await client.call_tool("get_document_metadata", {"doc_id": doc_id}))
             assert metadata["title"] == "From MCP" and metadata["link_reach"] == "restricted"
             listed = payload(await client.call_tool("list_documents", {}))
@@ -76,9 +88,9 @@ async def test_tools_edit_a_sandbox_document_and_errors_are_json() -> None:
 async def test_stdio_round_trip() -> None:
     async with DocsSandbox() as sandbox:
         document = sandbox.create_document("Over stdio")
-        parameters = StdioServerParameters(
+        parameters = StdioServerParameters(  # the command .mcp.json declares: elynav mcp docs
             command=sys.executable,
-            args=["-m", "elynav_nb.docs.server"],
+            args=["-m", "elynav_nb", "mcp", "docs"],
             env={
                 "DOCS_INSTANCE_URL": sandbox.url,
                 "DOCS_SESSION_ID": sandbox.session_id,
