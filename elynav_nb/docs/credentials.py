@@ -21,6 +21,7 @@ non-empty ``Cookie``, so anonymous clients send ``docs_sessionid=anonymous-bot``
 from __future__ import annotations
 
 import os
+import hashlib
 import secrets
 import string
 from collections.abc import Mapping
@@ -123,6 +124,13 @@ class DocsCredentials:
             # Docs does not bind the token to the session: a client may pick its own (design note §3.1)
             self._csrf_token = "".join(secrets.choice(_CSRF_ALPHABET) for _ in range(32))
         return self._csrf_token
+
+    def identity_key(self) -> str:
+        """A stable, non-secret name for whose credentials these are ("anonymous" or a digest of the
+        session id): what per-user limits are counted by. The session id cannot be recovered from it."""
+        if self._session_id is None:
+            return "anonymous"
+        return "session-" + hashlib.sha256(self._session_id.encode()).hexdigest()[:16]
 
     def cookie_header(self, origin: str) -> str:
         """The ``Cookie`` value for requests to ``origin`` (which must be the settled instance)."""

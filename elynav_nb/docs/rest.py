@@ -18,7 +18,8 @@ Every request carries the Cookie of the settled instance (``DocsCredentials``); 
 Content-Type, Origin, Referer and X-CSRFToken. Statuses map to typed errors: 401 ``AUTH_REQUIRED``,
 403 ``NOT_ALLOWED``, 404 ``DOC_NOT_FOUND``, 429 ``RATE_LIMITED``, 5xx ``SERVICE_ERROR``, other 4xx
 ``INVALID_INPUT``. Only idempotent GETs are retried (429, 5xx, network errors; bounded backoff).
-A client-side window keeps us under Docs' document throttle (80 requests per minute).
+A client-side window keeps us under Docs' document throttle (80 requests per minute per user),
+shared by every client of the same user and instance in the process (``shared_throttle``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import base64
 import binascii
 import collections
 import re
+import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Final, Self
@@ -46,7 +49,7 @@ from elynav_nb.errors import (
     ServiceError,
 )
 
-__all__ = ["API_PREFIX", "DocsRestClient", "DocumentInfo", "RequestThrottle"]
+__all__ = ["API_PREFIX", "DocsRestClient", "DocumentInfo", "RequestThrottle", "shared_throttle"]
 
 API_PREFIX: Final = "/api/v1.0"
 DEFAULT_THROTTLE_PER_MINUTE: Final = 80
@@ -102,7 +105,11 @@ class DocumentInfo:
 
 
 class RequestThrottle:
-    """At most ``limit`` requests in any ``period`` seconds: ``acquire`` sleeps until one is free."""
+    """At most ``limit`` requests in any ``period`` seconds: ``acquire`` sleeps until one is free.
+
+    Usable from several event loops and threads at once (a notebook's loop and the private loop of
+    the ``*_sync`` calls): the window is guarded by a thread lock that is never held while sleeping.
+    """
 
     def __init__(self, limit: int = DEFAULT_THROTTLE_PER_MINUTE, period: float = 60.0) -> None:
         if limit < 1:
@@ -110,14 +117,13 @@ class RequestThrottle:
         self.limit = limit
         self.period = period
         self._sent: collections.deque[float] = collections.deque()
-        self._lock = asyncio.Lock()
+        self._lock = threading.Lock()
         self.waited_seconds = 0.0
 
     async def acquire(self) -> None:
-        async with self._lock:
-            loop = asyncio.get_running_loop()
-            while True:
-                now = loop.time()
+        while True:
+            with self._lock:
+                now = time.monotonic()
                 while self._sent and now - self._sent[0] >= self.period:
                     self._sent.popleft()
                 if len(self._sent) < self.limit:
@@ -125,7 +131,25 @@ class RequestThrottle:
                     return
                 pause = self.period - (now - self._sent[0])
                 self.waited_seconds += pause
-                await asyncio.sleep(pause)
+            await asyncio.sleep(pause)
+
+
+_shared_throttles: dict[tuple[str, str], RequestThrottle] = {}
+_shared_throttles_lock = threading.Lock()
+
+
+def shared_throttle(instance: str, credentials: DocsCredentials) -> RequestThrottle:
+    """The one throttle of these credentials' user on ``instance``, for every client in this process.
+
+    Docs counts its 80 requests a minute per user, not per connection: the sessions of a pool and
+    the MCP tools working on many documents must share one budget, or together they get 429s.
+    """
+    key = (normalize_instance_origin(instance), credentials.identity_key())
+    with _shared_throttles_lock:
+        throttle = _shared_throttles.get(key)
+        if throttle is None:
+            throttle = _shared_throttles[key] = RequestThrottle()
+        return throttle
 
 
 def _error_for_status(response: httpx.Response, what: str) -> ElynavError:
@@ -171,7 +195,7 @@ class DocsRestClient:
         self.credentials.settle(self.instance)
         self.max_retries = max_retries
         self.retry_backoff = retry_backoff
-        self.throttle = throttle if throttle is not None else RequestThrottle()
+        self.throttle = throttle if throttle is not None else shared_throttle(self.instance, self.credentials)
         self._http = httpx.AsyncClient(
             base_url=self.instance, timeout=timeout, transport=transport, follow_redirects=False
         )

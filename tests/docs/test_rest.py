@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import base64
 import json
 import uuid
@@ -128,6 +130,37 @@ async def test_the_throttle_keeps_requests_under_the_limit() -> None:
     for _ in range(7):
         await throttle.acquire()
     assert throttle.waited_seconds >= 0.5  # 7 requests at 3 per 0.3 s need two full waits
+
+
+async def test_clients_of_one_user_share_one_throttle() -> None:
+    alice = DocsCredentials("alice-session-secret", instance=INSTANCE)
+    first = DocsRestClient(INSTANCE, alice)
+    second = DocsRestClient(INSTANCE, DocsCredentials("alice-session-secret", instance=INSTANCE))
+    bob = DocsRestClient(INSTANCE, DocsCredentials("bob-session-secret", instance=INSTANCE))
+    anonymous = DocsRestClient(INSTANCE)
+    try:
+        assert first.throttle is second.throttle  # Docs counts 80/min per user, not per client
+        assert bob.throttle is not first.throttle and anonymous.throttle is not first.throttle
+        assert "alice-session-secret" not in alice.identity_key()
+    finally:
+        for client in (first, second, bob, anonymous):
+            await client.aclose()
+
+
+async def test_the_throttle_is_shared_across_event_loops_and_threads() -> None:
+    throttle = RequestThrottle(limit=4, period=0.4)
+
+    def in_another_loop() -> None:
+        async def take_two() -> None:
+            for _ in range(2):
+                await throttle.acquire()
+
+        asyncio.run(take_two())
+
+    await asyncio.to_thread(in_another_loop)  # the private loop of the *_sync calls, say
+    for _ in range(3):
+        await throttle.acquire()
+    assert throttle.waited_seconds >= 0.3  # 5 requests at 4 per 0.4 s: the 5th waited for the window
 
 
 async def test_cookies_are_never_sent_to_another_instance() -> None:
