@@ -1,14 +1,17 @@
 """``elynav demo``: the main job on embedded defaults — one streamed agent turn, offline.
 
-Where it sits: at the edge, beside ``cli.py``; it assembles capabilities (agents + crm) the way
-a user would, so it is allowed to import both. Nothing else imports it.
+Where it sits: at the edge, beside ``cli.py``; it assembles capabilities (agents, crm, docs and
+the sandbox) the way a user would, so it is allowed to import them. Nothing else imports it.
 
-How data flows: a workspace (a scratch folder unless ``--workspace``) gets the six Elynav agents
-(``.claude/agents``), a deterministic demo CRM (SQLite) and a ``.mcp.json`` declaring the CRM's
-MCP server -> an ``AgentRunner`` starts the stand-in CLI (the real ``claude`` with ``--real``)
--> the turn streams to the terminal: text as it arrives, tool calls and results as lines ->
-one summary line. On the stand-in, a directive line in the prompt makes it call the CRM's
-``search_accounts`` tool through a real MCP client over stdio, as the real CLI would.
+How data flows: a local Docs stand-in (``DocsSandbox``) starts with one empty document; a workspace
+(a scratch folder unless ``--workspace``) gets the six Elynav agents (``.claude/agents``), a
+deterministic demo CRM (SQLite) and a ``.mcp.json`` declaring the CRM and Docs MCP servers (the
+Docs one reaches the sandbox through ``DOCS_*`` variables in the agent's environment) -> an
+``AgentRunner`` starts the stand-in CLI (the real ``claude`` with ``--real``) -> the turn streams to
+the terminal: text as it arrives, tool calls and results as lines -> one summary line -> the Docs
+document as saved over REST. On the stand-in, directive lines in the prompt make it call the CRM's
+``search_accounts`` and Docs' ``insert_block`` through real MCP clients over stdio, as the real CLI
+would; the real CLI is asked in words to write its answer into the document.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from elynav_nb.agents import (
 )
 from elynav_nb.crm import write_mcp_config
 from elynav_nb.crm.demo_database import create_demo_database
+from elynav_nb.docs import DocsSession
+from elynav_nb.sandbox.docs_server import DocsSandbox
 
 __all__ = ["configure", "run", "run_demo"]
 
@@ -42,6 +47,9 @@ DEFAULT_AGENT = "elynav-sdr"
 DEFAULT_QUESTION = "Bonjour ! Quels comptes avons-nous à Lyon dans le CRM ?"
 DEMO_SEARCH = {"query": "Lyon", "limit": 3}
 READ_ONLY_CRM_TOOL_PREFIXES = ("mcp__crm__search_", "mcp__crm__get_", "mcp__crm__list_", "mcp__crm__pipeline_summary")
+DOCS_TOOLS_ALLOWED = ("mcp__docs__read_document", "mcp__docs__get_document_metadata", "mcp__docs__insert_block")
+DEMO_DOCUMENT_TITLE = "Comptes à Lyon"
+DEMO_HEADING = "Comptes à **Lyon** (démo)"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -68,13 +76,24 @@ def prepare_workspace(workspace: Path) -> Path:
     database = workspace / "crm-demo.sqlite"
     if not database.exists():
         create_demo_database(database, accounts=60, seed=7)
-    write_mcp_config(workspace, crm_database=database)
+    write_mcp_config(workspace, crm_database=database, docs=True)
     return database
 
 
-def allow_read_only_crm_tools(request: PermissionRequest) -> bool:
-    """The demo's permission policy: CRM reads are allowed, everything else is denied."""
-    return request.tool_name.startswith(READ_ONLY_CRM_TOOL_PREFIXES)
+def allow_demo_tools(request: PermissionRequest) -> bool:
+    """The demo's permission policy: CRM reads and adding blocks to Docs; everything else is denied."""
+    return request.tool_name.startswith(READ_ONLY_CRM_TOOL_PREFIXES) or request.tool_name in DOCS_TOOLS_ALLOWED
+
+
+def demo_prompt(prompt: str, document_id: str, document_link: str, *, real: bool) -> str:
+    """The question, plus what writes the answer into the Docs document."""
+    if real:
+        return f"{prompt}\nÉcris ta réponse, en quelques blocs, dans le document Docs {document_link} (outils docs)."
+    heading = {"doc_id": document_id, "content": {"type": "heading", "level": 2, "text": DEMO_HEADING}}
+    return (
+        f"{prompt}\n@standin mcp crm search_accounts {json.dumps(DEMO_SEARCH)}"
+        f"\n@standin mcp docs insert_block {json.dumps(heading, ensure_ascii=False)}"
+    )
 
 
 async def run_demo(
@@ -86,26 +105,38 @@ async def run_demo(
     timeout: float = 120.0,
     output: TextIO = sys.stdout,
 ) -> TurnResult:
-    """Set up ``workspace``, run one turn, stream it to ``output``, print the summary line."""
+    """Set up ``workspace``, run one turn, stream it to ``output``, print the summary line and the
+    Docs document the agent wrote to."""
     prepare_workspace(workspace)
-    if not real:
-        prompt = f"{prompt}\n@standin mcp crm search_accounts {json.dumps(DEMO_SEARCH)}"
-    runner = AgentRunner(
-        agent,
-        workspace,
-        executable=None if real else "standin",
-        fallback_to_standin=not real,
-        permission_handler=allow_read_only_crm_tools,
-        turn_timeout=timeout,
-    )
-    async with runner:
-        print(f"elynav demo · agent {agent} · CLI {runner.cli.label if runner.cli else '?'}", file=output)
-        turn = runner.send(prompt)
-        async for event in turn:
-            write_event(event, output)
-        result = await turn
-    print(file=output)
-    print(result.summary_line(), file=output)
+    async with DocsSandbox() as sandbox:
+        document = sandbox.create_document(DEMO_DOCUMENT_TITLE)
+        link = sandbox.document_link(document.id)
+        runner = AgentRunner(
+            agent,
+            workspace,
+            executable=None if real else "standin",
+            fallback_to_standin=not real,
+            permission_handler=allow_demo_tools,
+            turn_timeout=timeout,
+            environment={  # read by the Docs MCP server the CLI starts (never printed)
+                "DOCS_INSTANCE_URL": sandbox.url,
+                "DOCS_SESSION_ID": sandbox.session_id,
+                "DOCS_CSRF_TOKEN": sandbox.csrf_token,
+            },
+        )
+        async with runner:
+            print(f"elynav demo · agent {agent} · CLI {runner.cli.label if runner.cli else '?'}", file=output)
+            turn = runner.send(demo_prompt(prompt, document.id, link, real=real))
+            async for event in turn:
+                write_event(event, output)
+            result = await turn
+        print(file=output)
+        print(result.summary_line(), file=output)
+        async with DocsSession.open(link, sandbox.credentials()) as written:
+            markdown = written.to_markdown().strip() or "(empty)"
+        print(f"Docs document {DEMO_DOCUMENT_TITLE!r} on the local Docs sandbox, as saved:", file=output)
+        for line in markdown.splitlines():
+            print(f"  {line}", file=output)
     return result
 
 

@@ -1,4 +1,5 @@
-"""The README's main command: ``elynav demo`` runs one streamed turn offline, end to end."""
+"""The README's main command: ``elynav demo`` runs one streamed turn offline, end to end: CRM read over
+MCP, the answer written into a document of the embedded Docs sandbox over MCP, saved and shown."""
 
 from __future__ import annotations
 
@@ -20,12 +21,19 @@ def test_elynav_demo_streams_a_turn_with_a_real_mcp_call(tmp_path):
     assert completed.returncode == 0, completed.stdout + completed.stderr
     lines = completed.stdout.splitlines()
     assert lines[0] == "elynav demo · agent elynav-sdr · CLI stand-in (elynav-claude-standin)"
-    assert "MCP servers: crm (connected)" in completed.stdout
+    assert "MCP servers: crm (connected), docs (connected)" in completed.stdout
     assert '→ mcp__crm__search_accounts {"query": "Lyon", "limit": 3}' in completed.stdout
     assert "← ok:" in completed.stdout and "Lyon" in completed.stdout
+    assert "→ mcp__docs__insert_block" in completed.stdout
+    assert '← ok: {"block_id":' in completed.stdout
     assert "[elynav stand-in]" in completed.stdout
-    summary = lines[-1]
+    assert lines[-2:] == [
+        "Docs document 'Comptes à Lyon' on the local Docs sandbox, as saved:",
+        "  ## Comptes à **Lyon** (démo)",
+    ]
+    summary = lines[-3]
     assert summary.startswith("completed · agent elynav-sdr · session ")
-    assert "1 tool calls" in summary and summary.endswith("stand-in CLI")
+    assert "2 tool calls" in summary and summary.endswith("stand-in CLI")
+    assert "docs_sessionid" not in completed.stdout + completed.stderr
     assert (tmp_path / ".claude" / "agents" / "elynav-sdr.md").is_file()
     assert (tmp_path / ".mcp.json").is_file()
