@@ -176,3 +176,33 @@ def test_blocks_to_markdown() -> None:
     for text, block_type in [("# not a heading", "paragraph"), ("one", "numberedListItem"), ("two", "numberedListItem")]:
         last = blocknote.insert_block(doc, text, block_type, after=last)
     assert blocknote.blocks_to_markdown(blocknote.read_blocks(doc)) == "# T\n\n\\# not a heading\n\n1. one\n2. two\n"
+
+
+def test_page_breaks_pdfs_and_columns_are_read_as_opaque_blocks_and_kept() -> None:
+    doc: Doc = Doc()
+    fragment = doc.get(blocknote.DOCUMENT_FRAGMENT, type=XmlFragment)
+    with doc.transaction():
+        root = fragment.children.append(XmlElement("blockGroup"))
+        root.children.append(XmlElement("blockContainer", {"id": "pb"}, [XmlElement("pageBreak")]))
+        root.children.append(
+            XmlElement("blockContainer", {"id": "pdf"}, [XmlElement("pdf", {"url": "/media/a.pdf", "name": "a.pdf"})])
+        )
+        columns = root.children.append(XmlElement("columnList", {"id": "cols"}))
+        for column_id, word in (("left", "gauche"), ("right", "droite")):
+            column = columns.children.append(XmlElement("column", {"id": column_id, "width": 1}))
+            container = column.children.append(XmlElement("blockContainer", {"id": f"p-{word}"}))
+            paragraph = container.children.append(XmlElement("paragraph"))
+            paragraph.children.append(XmlText(word))
+    blocks = {block.id: block for block in blocknote.read_blocks(doc)}
+    assert blocks["pb"].type == "pageBreak" and blocks["pb"].opaque
+    assert blocks["pdf"].type == "pdf" and blocks["pdf"].opaque and blocks["pdf"].props["name"] == "a.pdf"
+    layout = blocks["cols"]
+    assert layout.type == "columnList" and layout.opaque
+    assert [child.text for child in layout.children] == ["gauche", "droite"]
+    before = doc.get_update()
+    for block_id in ("pb", "pdf"):
+        with pytest.raises(UnsupportedBlockType):
+            blocknote.update_block_text(doc, block_id, "rewrite")
+    assert doc.get_update() == before
+    new_id = blocknote.insert_block(doc, "after the PDF", after="pdf")
+    assert [block.id for block in blocknote.read_blocks(doc)] == ["pb", "pdf", new_id, "cols"]

@@ -37,6 +37,8 @@ async def test_bold_heading_is_acked_saved_and_survives_the_room_emptying(sandbo
     link = sandbox.document_link(document.id)
     async with DocsSession.open(link, sandbox.credentials(), save_debounce=0.05) as doc:
         heading_id = await doc.insert_block("A **bold** heading", type="heading", level=2)
+        assert doc.connection is not None and doc.connection.unsynced == 0  # returned once acknowledged
+        assert "A <bold>bold</bold> heading" in (sandbox.room_text(document.id) or "")  # the server has it
         paragraph_id = await doc.insert_block("first *paragraph*", after=heading_id)
         await doc.update_block(paragraph_id, "first *paragraph*, edited")
         extra_id = await doc.insert_block("to delete", after=paragraph_id)
