@@ -692,6 +692,11 @@ class DocsConnection:
             self._start_handshake()
 
     def _acknowledge(self, *, applied: bool) -> None:
+        if self.scope is None:
+            # Between a reset and the new Authenticated, a SyncStatus answers a message of the old
+            # handshake (the server handles a socket's messages in order): the SyncStep2 of the new
+            # one carries that change again, and only its own ack may end the new handshake.
+            return
         if applied:
             self._unsynced = max(0, self._unsynced - 1)
         else:

@@ -4,6 +4,7 @@ dropped socket is recovered without losing an edit. Small in-test servers, no No
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 from pycrdt import Doc
 from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
 
 from elynav_nb.docs.blocknote import insert_block, read_blocks
 from elynav_nb.docs.connection import DocsConnection
@@ -19,6 +21,7 @@ from elynav_nb.docs.frames import (
     Authenticated,
     AuthToken,
     AwarenessUpdate,
+    Close,
     Ping,
     Pong,
     SyncStatus,
@@ -274,5 +277,59 @@ async def test_a_failing_remote_listener_does_not_cut_the_connection() -> None:
             assert [block.text for block in read_blocks(connection.doc)] == ["typed by somebody else", "ours"]
             insert_block(connection.doc, "still writing")
             await connection.await_flush(timeout=5)
+        finally:
+            await connection.close()
+
+
+class ResettingHocuspocus(MinimalHocuspocus):
+    """Resets the room on the first update, then sends that update's (stale) ack; acks the next
+    handshake's SyncStep2 only after a pause, noting when it applied it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reset_sent = False
+        self.step2_applied_at: float | None = None
+
+    async def handle(self, websocket: ServerConnection) -> None:
+        with contextlib.suppress(ConnectionClosed):  # the client may leave during the pause
+            await self.serve(websocket)
+
+    async def serve(self, websocket: ServerConnection) -> None:
+        async for frame in websocket:
+            message = decode_message(frame)  # type: ignore[arg-type]
+            name = getattr(message, "document_name", "")
+            if isinstance(message, SyncUpdate) and not self.reset_sent:
+                self.reset_sent = True
+                self.room.apply_update(message.update)
+                await websocket.send(encode_message(Close(name, "Reset Connection")))
+                await websocket.send(encode_message(SyncStatus(name, True)))  # belongs to the old handshake
+            elif isinstance(message, SyncStep2) and self.reset_sent and self.step2_applied_at is None:
+                await asyncio.sleep(0.3)
+                self.room.apply_update(message.update)
+                self.step2_applied_at = asyncio.get_running_loop().time()
+                await websocket.send(encode_message(SyncStatus(name, True)))
+            elif isinstance(message, AuthToken):
+                await websocket.send(encode_message(Authenticated(name, "read-write")))
+            elif isinstance(message, SyncStep1):
+                await websocket.send(encode_message(SyncStep1(name, self.room.get_state())))
+                await websocket.send(encode_message(SyncStep2(name, self.room.get_update(message.state_vector))))
+            elif isinstance(message, (SyncStep2, SyncUpdate)):
+                self.room.apply_update(message.update)
+                await websocket.send(encode_message(SyncStatus(name, True)))
+
+
+async def test_an_ack_left_over_from_before_a_reset_does_not_end_the_new_handshake() -> None:
+    server = ResettingHocuspocus()
+    async with websocket_server(server.handle) as url:
+        connection = new_connection(url, open_timeout=5)
+        await connection.open()
+        try:
+            insert_block(connection.doc, "before the reset")
+            insert_block(connection.doc, "also before the reset")  # unacknowledged: carried by SyncStep2
+            await connection.await_flush(timeout=10)
+            flushed_at = asyncio.get_running_loop().time()
+            assert connection.reset_count == 1
+            assert server.step2_applied_at is not None and flushed_at >= server.step2_applied_at
+            assert {block.text for block in read_blocks(server.room)} == {"before the reset", "also before the reset"}
         finally:
             await connection.close()
