@@ -202,21 +202,17 @@ def _marks_from_attributes(attributes: Mapping[str, Any] | None) -> tuple[bool, 
     return bold, italic, strike, code, link
 
 
-def _runs_of_text(text_node: XmlText) -> list[InlineRun]:
+def _runs_of_text(text_node: XmlText) -> tuple[list[InlineRun], bool]:
+    """The node's text runs with their marks, and whether it also holds embeds (one ``diff``)."""
     runs: list[InlineRun] = []
+    has_embeds = False
     for chunk, attributes in text_node.diff():
         if not isinstance(chunk, str):
+            has_embeds = True
             continue
         bold, italic, strike, code, link = _marks_from_attributes(attributes)
         runs.append(InlineRun(chunk, bold=bold, italic=italic, strike=strike, code=code, link=link))
-    return runs
-
-
-def _has_embeds(text_node: XmlText) -> bool:
-    for chunk, _attributes in text_node.diff():
-        if not isinstance(chunk, str):
-            return True
-    return False
+    return runs, has_embeds
 
 
 def _inline_node_runs(element: XmlElement) -> list[InlineRun]:
@@ -231,7 +227,7 @@ def _inline_node_runs(element: XmlElement) -> list[InlineRun]:
     runs: list[InlineRun] = []
     for child in element.children:
         if isinstance(child, XmlText):
-            runs.extend(_runs_of_text(child))
+            runs.extend(_runs_of_text(child)[0])
     return runs
 
 
@@ -242,8 +238,9 @@ def _read_content(content: XmlElement, block_type: str) -> tuple[str, bool]:
         opaque = False
         for child in content.children:
             if isinstance(child, XmlText):
-                pieces.extend(chunk for chunk, _ in child.diff() if isinstance(chunk, str))
-                opaque = opaque or _has_embeds(child)
+                child_runs, has_embeds = _runs_of_text(child)
+                pieces.extend(run.text for run in child_runs)
+                opaque = opaque or has_embeds
             else:
                 opaque = True
         return "".join(pieces), opaque
@@ -251,8 +248,9 @@ def _read_content(content: XmlElement, block_type: str) -> tuple[str, bool]:
     opaque = block_type not in _INLINE_TEXT_TYPES
     for child in content.children:
         if isinstance(child, XmlText):
-            runs.extend(_runs_of_text(child))
-            opaque = opaque or _has_embeds(child)
+            child_runs, has_embeds = _runs_of_text(child)
+            runs.extend(child_runs)
+            opaque = opaque or has_embeds
         elif _is_element(child, _HARD_BREAK):
             runs.append(InlineRun("\n"))
         elif isinstance(child, XmlElement):

@@ -30,6 +30,7 @@ that rewrite text keep them on the characters they do not change.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -37,6 +38,7 @@ from dataclasses import dataclass, replace
 
 __all__ = [
     "InlineRun",
+    "clear_render_cache",
     "merge_runs",
     "normalize",
     "parse_inline",
@@ -154,6 +156,8 @@ class _Bracket:
 
 
 _SPECIAL_CHARACTERS = frozenset("\\`*_~[]")
+_CACHED_RENDER_MAX_CHARS = 2_000
+"""Texts up to this size have their rendering remembered (8,192 of them at most, ~16 MB at worst)."""
 _SPECIAL_PATTERN = re.compile(r"[\\`*_~\[\]]")
 
 
@@ -467,7 +471,7 @@ def _split_run(run: InlineRun, at: int) -> tuple[InlineRun, InlineRun]:
     return replace(run, text=run.text[:at]), replace(run, text=run.text[at:])
 
 
-def _move_edge_whitespace_out(runs: list[InlineRun]) -> list[InlineRun]:
+def _move_edge_whitespace_out(runs: Sequence[InlineRun]) -> list[InlineRun]:
     """Bold/italic/strike never start or end with whitespace in markdown: move it outside the mark."""
     result = list(runs)
     for mark in _STYLE_MARKS:
@@ -662,6 +666,24 @@ def render_inline(runs: Iterable[InlineRun]) -> str:
         plain = merged[0].text
         if "\n" not in plain and _SPECIAL_PATTERN.search(plain) is None:
             return plain  # plain text reads back as itself: nothing to mark, escape or check
+    if sum(len(run.text) for run in merged) <= _CACHED_RENDER_MAX_CHARS:
+        return _render_remembered(tuple(merged))
+    return _render_merged(merged)
+
+
+@functools.lru_cache(maxsize=8192)
+def _render_remembered(merged: tuple[InlineRun, ...]) -> str:
+    """``_render_merged`` remembered: a document is read again after every write and by every view,
+    and most of its blocks have not changed (runs are immutable, so the answer cannot go stale)."""
+    return _render_merged(merged)
+
+
+def clear_render_cache() -> None:
+    """Forget the remembered renderings (to measure a first read, or to free their memory)."""
+    _render_remembered.cache_clear()
+
+
+def _render_merged(merged: Sequence[InlineRun]) -> str:
     canonical = _move_edge_whitespace_out(merged)
     if not canonical:
         return ""
