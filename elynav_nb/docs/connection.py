@@ -181,6 +181,14 @@ class _ConnectionFailed(Exception):
         self.retryable = retryable
 
 
+def _call_each(listeners: list[RemoteListener]) -> None:
+    for listener in list(listeners):
+        try:
+            listener()
+        except Exception:  # a view's bug must not cut the document off its server
+            logger.exception("docs connection: a remote-change listener failed")
+
+
 def _wake(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
@@ -251,6 +259,8 @@ class DocsConnection:
         self._awareness = Awareness(doc)
         self._awareness.set_local_state({"user": dict(self._user)})
         self._remote_listeners: list[RemoteListener] = []
+        self._before_remote_listeners: list[RemoteListener] = []
+        self._remote_change_seen = False
         self._subscription: Subscription | None = None
         self._sent_order: deque[bytes] = deque()
         self._sent_frames: set[bytes] = set()
@@ -287,13 +297,16 @@ class DocsConnection:
     def failure(self) -> ElynavError | None:
         return self._failure
 
-    def add_remote_listener(self, listener: RemoteListener) -> None:
-        """Call ``listener()`` after each server message that changed the document."""
-        self._remote_listeners.append(listener)
+    def add_remote_listener(self, listener: RemoteListener, *, before: bool = False) -> None:
+        """Call ``listener()`` after each server message that changed the document (insertions,
+        deletions, formatting); with ``before=True``, before each server update is applied (to
+        take a snapshot of the document as it was)."""
+        (self._before_remote_listeners if before else self._remote_listeners).append(listener)
 
     def remove_remote_listener(self, listener: RemoteListener) -> None:
-        with contextlib.suppress(ValueError):
-            self._remote_listeners.remove(listener)
+        for listeners in (self._remote_listeners, self._before_remote_listeners):
+            with contextlib.suppress(ValueError):
+                listeners.remove(listener)
 
     async def open(self) -> None:
         """Connect and finish the handshake, within ``open_timeout`` seconds, or raise a typed error."""
@@ -435,7 +448,10 @@ class DocsConnection:
     def _on_transaction(self, event: TransactionEvent) -> None:
         transaction = event.transaction  # type: ignore[attr-defined]  # present at runtime, missing in the stubs
         if transaction.origin() == hash(REMOTE_ORIGIN):
-            return  # came from the server: never send it back
+            # came from the server: never sent back. It changed the document if its own update is
+            # not empty (deletions change no state vector, so that is the only reliable sign).
+            self._remote_change_seen = self._remote_change_seen or bytes(event.update) != _EMPTY_UPDATE
+            return
         update = bytes(event.update)
         if update == _EMPTY_UPDATE:
             return
@@ -707,16 +723,13 @@ class DocsConnection:
     def _apply_remote(self, update: bytes) -> None:
         if update == _EMPTY_UPDATE:
             return
-        state_before = self.doc.get_state()
+        _call_each(self._before_remote_listeners)
+        self._remote_change_seen = False
         try:
             with self.doc.transaction(origin=REMOTE_ORIGIN):
                 self.doc.apply_update(update)
         except ValueError:
             raise ProtocolError("the collaboration server sent an update that is not valid Yjs") from None
-        if self.doc.get_state() != state_before:
-            for listener in list(self._remote_listeners):
-                try:
-                    listener()
-                except Exception:  # a view's bug must not cut the document off its server
-                    logger.exception("docs connection: a remote-change listener failed")
+        if self._remote_change_seen:
+            _call_each(self._remote_listeners)
         self._notify()

@@ -174,6 +174,7 @@ class DocsSession:
         self._watchers: list[asyncio.Queue[RemoteChange | None]] = []
         self._change_listeners: list[Callable[[], None]] = []
         self._last_signature: dict[str, tuple[str, str]] = {}
+        self._signature_stale = False
         self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -252,6 +253,7 @@ class DocsSession:
         self.connection = connection
         await connection.open()
         self._last_signature = _block_signature(blocknote.read_blocks(self.ydoc))
+        connection.add_remote_listener(self._snapshot_before_remote_change, before=True)
         connection.add_remote_listener(self._on_remote_change)
         self._owner = asyncio.get_running_loop().create_task(self._own(), name="elynav-docs-session")
 
@@ -371,6 +373,12 @@ class DocsSession:
         with contextlib.suppress(ValueError):
             self._watchers.remove(queue)
 
+    def _snapshot_before_remote_change(self) -> None:
+        """Our own writes since the last snapshot must not count as someone else's change."""
+        if self._signature_stale:
+            self._last_signature = _block_signature(blocknote.read_blocks(self.ydoc))
+            self._signature_stale = False
+
     def _on_remote_change(self) -> None:
         blocks = blocknote.read_blocks(self.ydoc)
         signature = _block_signature(blocks)
@@ -397,7 +405,7 @@ class DocsSession:
             assert self.connection is not None
             result = edit()
             await self.connection.await_flush(self.ack_timeout)
-            self._last_signature = _block_signature(blocknote.read_blocks(self.ydoc))
+            self._signature_stale = True  # re-read only if someone else edits (O(blocks) per read)
             self._schedule_save()
             self._tell_listeners()
             return result

@@ -90,8 +90,17 @@ async def test_watch_yields_changes_made_by_someone_else(sandbox: DocsSandbox) -
         assert block_id in change.changed_block_ids
         assert [block.text for block in change.blocks] == ["typed by Bob"]
         own_edits = alice_doc.watch(timeout=0.5)
-        await alice_doc.insert_block("my own edit")  # our own write, echoed back, is not a remote change
+        mine = await alice_doc.insert_block("my own edit")  # our own write, echoed back, is not a remote change
         assert [change async for change in own_edits] == []
+
+        await bob_doc.update_block(block_id, "typed by Bob, then fixed")  # after our write: only Bob's block
+        change = await changes.__anext__()
+        assert change.changed_block_ids == [block_id]
+
+        await bob_doc.delete_block(block_id)  # a deletion moves no Yjs clock: still a change
+        change = await changes.__anext__()
+        assert change.changed_block_ids == [block_id]
+        assert [block.id for block in alice_doc.blocks] == [mine]
         await changes.aclose()
 
 
@@ -213,3 +222,20 @@ async def test_rights_lost_in_a_reset_are_seen_at_the_next_write(sandbox: DocsSa
         assert doc.read_only
         with pytest.raises(DocReadonly):
             await doc.insert_block("not any more")
+
+
+async def test_writes_do_not_re_read_the_whole_document(sandbox: DocsSandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A re-read is O(blocks): after every write it made inserts into long documents slow (79 ms at
+    1,100 blocks). The snapshot for telling our changes from others' is taken only when others edit."""
+    from elynav_nb.docs import blocknote
+
+    document = sandbox.create_document("Long")
+    async with DocsSession.open(sandbox.document_link(document.id), sandbox.credentials()) as doc:
+        reads: list[int] = []
+        real_read = blocknote.read_blocks
+        monkeypatch.setattr(blocknote, "read_blocks", lambda ydoc: reads.append(1) or real_read(ydoc))
+        previous = None
+        for number in range(5):
+            previous = await doc.insert_block(f"ligne {number}", after=previous)
+        await doc.update_block(previous, "dernière ligne")
+        assert reads == []
