@@ -220,19 +220,22 @@ class MinimalHocuspocus:
 
     async def handle(self, websocket: ServerConnection) -> None:
         self.sockets.append(websocket)
-        async for frame in websocket:
-            message = decode_message(frame)  # type: ignore[arg-type]
-            self.received.append(message)
-            name = getattr(message, "document_name", "")
-            if isinstance(message, AuthToken):
-                await self.send(websocket, encode_message(Authenticated(name, "read-write")))
-                await self.send(websocket, encode_message(Ping()))
-            elif isinstance(message, SyncStep1):
-                await self.send(websocket, encode_message(SyncStep1(name, self.room.get_state())))
-                await self.send(websocket, encode_message(SyncStep2(name, self.room.get_update(message.state_vector))))
-            elif isinstance(message, (SyncStep2, SyncUpdate)):
-                self.room.apply_update(message.update)
-                await self.send(websocket, encode_message(SyncStatus(name, True)))
+        with contextlib.suppress(ConnectionClosed):  # the client may leave in the middle of an answer
+            async for frame in websocket:
+                message = decode_message(frame)  # type: ignore[arg-type]
+                self.received.append(message)
+                await self.answer(websocket, message, getattr(message, "document_name", ""))
+
+    async def answer(self, websocket: ServerConnection, message: object, name: str) -> None:
+        if isinstance(message, AuthToken):
+            await self.send(websocket, encode_message(Authenticated(name, "read-write")))
+            await self.send(websocket, encode_message(Ping()))
+        elif isinstance(message, SyncStep1):
+            await self.send(websocket, encode_message(SyncStep1(name, self.room.get_state())))
+            await self.send(websocket, encode_message(SyncStep2(name, self.room.get_update(message.state_vector))))
+        elif isinstance(message, (SyncStep2, SyncUpdate)):
+            self.room.apply_update(message.update)
+            await self.send(websocket, encode_message(SyncStatus(name, True)))
 
 
 async def test_fragmented_messages_are_joined_and_a_ping_gets_a_pong() -> None:
@@ -290,32 +293,19 @@ class ResettingHocuspocus(MinimalHocuspocus):
         self.reset_sent = False
         self.step2_applied_at: float | None = None
 
-    async def handle(self, websocket: ServerConnection) -> None:
-        with contextlib.suppress(ConnectionClosed):  # the client may leave during the pause
-            await self.serve(websocket)
-
-    async def serve(self, websocket: ServerConnection) -> None:
-        async for frame in websocket:
-            message = decode_message(frame)  # type: ignore[arg-type]
-            name = getattr(message, "document_name", "")
-            if isinstance(message, SyncUpdate) and not self.reset_sent:
-                self.reset_sent = True
-                self.room.apply_update(message.update)
-                await websocket.send(encode_message(Close(name, "Reset Connection")))
-                await websocket.send(encode_message(SyncStatus(name, True)))  # belongs to the old handshake
-            elif isinstance(message, SyncStep2) and self.reset_sent and self.step2_applied_at is None:
-                await asyncio.sleep(0.3)
-                self.room.apply_update(message.update)
-                self.step2_applied_at = asyncio.get_running_loop().time()
-                await websocket.send(encode_message(SyncStatus(name, True)))
-            elif isinstance(message, AuthToken):
-                await websocket.send(encode_message(Authenticated(name, "read-write")))
-            elif isinstance(message, SyncStep1):
-                await websocket.send(encode_message(SyncStep1(name, self.room.get_state())))
-                await websocket.send(encode_message(SyncStep2(name, self.room.get_update(message.state_vector))))
-            elif isinstance(message, (SyncStep2, SyncUpdate)):
-                self.room.apply_update(message.update)
-                await websocket.send(encode_message(SyncStatus(name, True)))
+    async def answer(self, websocket: ServerConnection, message: object, name: str) -> None:
+        if isinstance(message, SyncUpdate) and not self.reset_sent:
+            self.reset_sent = True
+            self.room.apply_update(message.update)
+            await websocket.send(encode_message(Close(name, "Reset Connection")))
+            await websocket.send(encode_message(SyncStatus(name, True)))  # belongs to the old handshake
+        elif isinstance(message, SyncStep2) and self.reset_sent and self.step2_applied_at is None:
+            await asyncio.sleep(0.3)
+            self.room.apply_update(message.update)
+            self.step2_applied_at = asyncio.get_running_loop().time()
+            await websocket.send(encode_message(SyncStatus(name, True)))
+        else:
+            await super().answer(websocket, message, name)
 
 
 async def test_an_ack_left_over_from_before_a_reset_does_not_end_the_new_handshake() -> None:
