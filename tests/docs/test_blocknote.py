@@ -6,7 +6,7 @@ import pytest
 from pycrdt import Doc, XmlElement, XmlFragment, XmlText
 
 from elynav_nb.docs import blocknote
-from elynav_nb.errors import BlockNotFound, InvalidInput, UnsupportedBlockType
+from elynav_nb.errors import BlockNotFound, InvalidInput, ProtocolError, UnsupportedBlockType
 
 
 def _fragment(doc: Doc) -> XmlFragment:
@@ -31,9 +31,22 @@ def test_insert_read_and_types() -> None:
 
 def test_root_group_only_created_when_empty() -> None:
     doc = Doc()
-    blocknote.insert_block(doc, "a")
+    assert len(list(_fragment(doc).children)) == 0
+    blocknote.insert_block(doc, "a")  # an empty fragment: the root blockGroup is created
+    assert [child.tag for child in _fragment(doc).children] == ["blockGroup"]
     blocknote.insert_block(doc, "b")
-    assert len(list(_fragment(doc).children)) == 1
+    assert [child.tag for child in _fragment(doc).children] == ["blockGroup"]
+
+    hydrated = Doc()  # a document loaded from the server: its root is used, never a second one
+    hydrated.apply_update(doc.get_update())
+    blocknote.insert_block(hydrated, "c")
+    assert [child.tag for child in _fragment(hydrated).children] == ["blockGroup"]
+    assert [block.text for block in blocknote.read_blocks(hydrated)] == ["c", "b", "a"]
+
+    odd = Doc()  # content but no root blockGroup: refused rather than a second root
+    _fragment(odd).children.append(XmlElement("paragraph"))
+    with pytest.raises(ProtocolError):
+        blocknote.insert_block(odd, "x")
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from elynav_nb.docs.rest import DocsRestClient, RequestThrottle
 from elynav_nb.errors import (
     AuthRequired,
     DocNotFound,
+    ElynavError,
     InstanceMismatch,
     InvalidInput,
     NotAllowed,
@@ -179,3 +180,23 @@ async def test_bad_document_ids_are_refused_before_any_request() -> None:
         for bad in ["not-a-uuid", str(uuid.uuid1())]:
             with pytest.raises(InvalidInput):
                 await client.retrieve(bad)
+
+
+async def test_a_server_that_never_answers_gives_a_typed_error_in_bounded_time() -> None:
+    async def accept_and_sit(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(30)
+
+    server = await asyncio.start_server(accept_and_sit, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    instance = f"http://127.0.0.1:{port}"
+    client = DocsRestClient(
+        instance, DocsCredentials("session-secret-123", instance=instance), timeout=0.2, retry_backoff=0.01
+    )
+    try:
+        with pytest.raises(ElynavError) as raised:  # 3 GETs of 0.2 s and backoff: never a hang
+            await asyncio.wait_for(client.retrieve(DOCUMENT_ID), 10)
+        assert raised.value.code == "SERVICE_ERROR" and "did not answer in time" in raised.value.message
+        assert "session-secret-123" not in str(raised.value)
+    finally:
+        await client.aclose()
+        server.close()
