@@ -20,8 +20,8 @@ non-empty ``Cookie``, so anonymous clients send ``docs_sessionid=anonymous-bot``
 
 from __future__ import annotations
 
-import os
 import hashlib
+import os
 import secrets
 import string
 from collections.abc import Mapping

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from elynav_nb._display import register_view
 from elynav_nb.agents.runner import AgentRunner, Turn
-from elynav_nb.widgets import docs_view, templates_view, throttle, turn_view  # the first two register their views
+from elynav_nb.widgets import (  # the first two register their views
+    docs_view,
+    templates_view,
+    throttle,
+    turn_view,
+)
 from elynav_nb.widgets.throttle import ThrottledText
 from elynav_nb.widgets.turn_view import PermissionPrompt, RunnerView, TurnView
 

@@ -13,7 +13,6 @@ from elynav_nb.agents.events import (
     AgentStarted,
     ControlCancel,
     PermissionRequest,
-    TextDelta,
     ThinkingDelta,
     ToolResult,
     ToolUse,

@@ -15,7 +15,14 @@ from elynav_nb.agents.process import StopBounds
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import AgentBusy, BypassRefusedAsRoot, CliNotFound, CliStartFailed, SyncCallInsideLoop
 
-from .helpers import FAKE_CLI, fake_cli_command, our_zombies, process_alive, wait_until_gone, wait_until_gone_async
+from .helpers import (
+    FAKE_CLI,
+    fake_cli_command,
+    our_zombies,
+    process_alive,
+    wait_until_gone,
+    wait_until_gone_async,
+)
 
 FAST_STOP = StopBounds(close_stdin=1.0, sigint=1.0, sigterm=1.0, sigkill=1.0, orphans=1.0)
 

@@ -16,6 +16,7 @@ from elynav_nb.widgets import TurnView
 from .conftest import FAST_STOP
 from .helpers import segment_text, wait_until
 
+
 @pytest.fixture
 async def make_standin_runner(tmp_path: Path) -> AsyncIterator[Callable[..., AgentRunner]]:
     runners: list[AgentRunner] = []
