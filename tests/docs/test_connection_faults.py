@@ -323,3 +323,19 @@ async def test_an_ack_left_over_from_before_a_reset_does_not_end_the_new_handsha
             assert {block.text for block in read_blocks(server.room)} == {"before the reset", "also before the reset"}
         finally:
             await connection.close()
+
+
+async def test_a_document_of_several_megabytes_arrives_whole() -> None:
+    server = MinimalHocuspocus()
+    with server.room.transaction():
+        for number in range(6000):  # ~2 MB of Yjs update: many socket reads for one message
+            insert_block(server.room, f"paragraphe {number} " + "x" * 300)
+    assert len(server.room.get_update()) > 2_000_000
+    async with websocket_server(server.handle) as url:
+        connection = new_connection(url, open_timeout=30)
+        await connection.open()
+        try:
+            blocks = read_blocks(connection.doc)
+            assert len(blocks) == 6000 and blocks[0].text.startswith("paragraphe 5999 ")
+        finally:
+            await connection.close()
