@@ -523,12 +523,8 @@ class DocsConnection:
                     self._fail(failed.error)
                     return
                 attempts += 1
-                if attempts > self.max_reconnect_attempts:
-                    self._fail(
-                        ServiceError(f"could not reconnect after {self.max_reconnect_attempts} attempts")
-                    )
+                if not await self._back_off(attempts):
                     return
-                await asyncio.sleep(min(self.backoff_max, self.backoff_initial * 2 ** (attempts - 1)))
                 continue
             if was_ready:
                 self.reconnect_count += 1
@@ -554,12 +550,17 @@ class DocsConnection:
                 return
             else:
                 attempts += 1
-                if attempts > self.max_reconnect_attempts:
-                    self._fail(
-                        ServiceError(f"could not reconnect after {self.max_reconnect_attempts} attempts")
-                    )
+                if not await self._back_off(attempts):
                     return
-                await asyncio.sleep(min(self.backoff_max, self.backoff_initial * 2 ** (attempts - 1)))
+
+    async def _back_off(self, attempts: int) -> bool:
+        """Wait before reconnect attempt number ``attempts`` (exponential); False, and the connection
+        failed, once there were too many."""
+        if attempts > self.max_reconnect_attempts:
+            self._fail(ServiceError(f"could not reconnect after {self.max_reconnect_attempts} attempts"))
+            return False
+        await asyncio.sleep(min(self.backoff_max, self.backoff_initial * 2 ** (attempts - 1)))
+        return True
 
     async def _connect(self) -> _DispatchingSocket:
         target = f"{self.url}?room={self.document_name}"

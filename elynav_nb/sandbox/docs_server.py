@@ -477,6 +477,15 @@ async def _documents(request: Request, sandbox: DocsSandbox) -> Response:
     )
 
 
+async def _write_body(request: Request, sandbox: DocsSandbox, document: SandboxDocument) -> dict[str, Any] | Response:
+    """The JSON body of a write, or the refusal: 400 for a bad body, 403 by the websocket-flag rule."""
+    body = await _json_body(request)
+    if body is None:
+        return _json_error(400, "Invalid body.")
+    refusal = _websocket_flag_refusal(sandbox, document, request, body.get("websocket"))
+    return body if refusal is None else refusal
+
+
 def _websocket_flag_refusal(
     sandbox: DocsSandbox, document: SandboxDocument, request: Request, flag: object
 ) -> Response | None:
@@ -517,12 +526,9 @@ async def _document(request: Request, sandbox: DocsSandbox) -> Response:
         return Response(status_code=204)
     if not abilities["partial_update"]:
         return _json_error(403, "You do not have permission to perform this action.")
-    body = await _json_body(request)
-    if body is None:
-        return _json_error(400, "Invalid body.")
-    refusal = _websocket_flag_refusal(sandbox, document, request, body.get("websocket"))
-    if refusal is not None:
-        return refusal
+    body = await _write_body(request, sandbox, document)
+    if isinstance(body, Response):
+        return body
     if isinstance(body.get("title"), str):
         document.title = body["title"]
     if v4 and "content" in body:  # v5 silently drops a content field here, as Docs does
@@ -548,12 +554,9 @@ async def _content(request: Request, sandbox: DocsSandbox) -> Response:
         return PlainTextResponse(encoded, headers={"ETag": etag, "Last-Modified": document.updated_at})
     if not sandbox.store.abilities(document, user)["content_patch"]:
         return _json_error(403, "You do not have permission to perform this action.")
-    body = await _json_body(request)
-    if body is None:
-        return _json_error(400, "Invalid body.")
-    refusal = _websocket_flag_refusal(sandbox, document, request, body.get("websocket"))
-    if refusal is not None:
-        return refusal
+    body = await _write_body(request, sandbox, document)
+    if isinstance(body, Response):
+        return body
     decoded = _decode_content_or_error(body)
     if isinstance(decoded, Response):
         return decoded
