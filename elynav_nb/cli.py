@@ -21,6 +21,8 @@ __all__ = ["COMMANDS", "main"]
 # (words after `elynav`, module, one-line help)
 COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("demo",), "elynav_nb.demo", "run one streamed agent turn on the embedded defaults"),
+    (("ask",), "elynav_nb.office.ask_command", "ask another agent of the office and wait for its reply"),
+    (("cancel",), "elynav_nb.office.cancel_command", "cancel an ask (the user: any; an agent: its own)"),
     (("agents", "install"), "elynav_nb.agents.install_command", "copy the Elynav agents into a workspace"),
     (("mcp", "crm"), "elynav_nb.crm.command", "serve the CRM over MCP (stdio)"),
     (("crm", "demo"), "elynav_nb.crm.demo_command", "create a deterministic demo CRM database"),
@@ -41,13 +43,13 @@ def _load_command_module(module_name: str) -> ModuleType | None:
         raise
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Sequence[tuple[tuple[str, ...], str, str]] = COMMANDS) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="elynav", description="Elynav agent platform from Python.")
     groups: dict[tuple[str, ...], argparse._SubParsersAction[argparse.ArgumentParser]] = {
         (): parser.add_subparsers(dest="command", metavar="COMMAND")
     }
     group_parsers: dict[tuple[str, ...], argparse.ArgumentParser] = {(): parser}
-    for words, module_name, help_text in COMMANDS:
+    for words, module_name, help_text in commands:
         module = _load_command_module(module_name)
         if module is None:
             continue
@@ -63,9 +65,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _commands_named_by(argv: Sequence[str]) -> list[tuple[tuple[str, ...], str, str]]:
+    """The one command that ``argv`` starts with (so ``elynav ask`` imports only its own module), else all."""
+    chosen = [command for command in COMMANDS if tuple(argv[: len(command[0])]) == command[0]]
+    return chosen or COMMANDS
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    arguments = parser.parse_args(argv)
+    arguments_given = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_commands_named_by(arguments_given))
+    arguments = parser.parse_args(arguments_given)
     run_command = getattr(arguments, "run_command", None)
     if run_command is None:
         parser.print_help()

@@ -23,6 +23,8 @@ The tree::
     │   ├── AgentNotFound               AGENT_NOT_FOUND
     │   ├── CliNotFound                 CLI_NOT_FOUND
     │   ├── TemplateNotFound            TEMPLATE_NOT_FOUND
+    │   ├── AskNotFound                 ASK_NOT_FOUND
+    │   ├── OfficeUnreachable           OFFICE_UNREACHABLE
     │   ├── DocNotFound                 DOC_NOT_FOUND
     │   └── BlockNotFound               BLOCK_NOT_FOUND
     ├── Duplicate                       DUPLICATE
@@ -33,6 +35,8 @@ The tree::
     ├── Conflict                        CONFLICT
     │   ├── VersionConflict             VERSION_CONFLICT
     │   ├── AgentBusy                   AGENT_BUSY
+    │   ├── Deadlock                    DEADLOCK
+    │   ├── OfficeAlreadyRunning        OFFICE_ALREADY_RUNNING
     │   └── InstanceMismatch            INSTANCE_MISMATCH
     ├── StoreCorrupt                    STORE_CORRUPT
     │   └── TemplateStoreCorrupt        TEMPLATE_STORE_CORRUPT
@@ -61,6 +65,7 @@ __all__ = [
     "AgentNotFound",
     "AgentProcessError",
     "AgentTimeout",
+    "AskNotFound",
     "AuthRequired",
     "BlockNotFound",
     "BypassRefusedAsRoot",
@@ -69,6 +74,7 @@ __all__ = [
     "CliStartFailed",
     "Conflict",
     "DatabaseBusy",
+    "Deadlock",
     "DocNotFound",
     "DocNotPublic",
     "DocReadonly",
@@ -78,6 +84,8 @@ __all__ = [
     "InvalidInput",
     "NotAllowed",
     "NotFound",
+    "OfficeAlreadyRunning",
+    "OfficeUnreachable",
     "OperationTimeout",
     "ProtocolError",
     "RateLimited",
@@ -175,6 +183,18 @@ class TemplateNotFound(NotFound):
     code = "TEMPLATE_NOT_FOUND"
 
 
+class AskNotFound(NotFound):
+    """No ask of the office has this id."""
+
+    code = "ASK_NOT_FOUND"
+
+
+class OfficeUnreachable(NotFound):
+    """No office answers: ``elynav ask`` ran outside an agent of an office, or the office stopped."""
+
+    code = "OFFICE_UNREACHABLE"
+
+
 class DocNotFound(NotFound):
     """The La Suite Docs document does not exist (or is invisible to these credentials)."""
 
@@ -233,6 +253,18 @@ class AgentBusy(Conflict):
     """The agent is already in a turn; one turn at a time."""
 
     code = "AGENT_BUSY"
+
+
+class Deadlock(Conflict):
+    """The ask would close a wait-for cycle (an agent waiting, through others, on itself). Refused."""
+
+    code = "DEADLOCK"
+
+
+class OfficeAlreadyRunning(Conflict):
+    """Another office (another kernel or process) already runs on this workspace."""
+
+    code = "OFFICE_ALREADY_RUNNING"
 
 
 class InstanceMismatch(Conflict):

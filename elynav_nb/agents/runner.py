@@ -34,7 +34,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from elynav_nb._display import rich_bundle
 from elynav_nb._sync import private_loop, run_sync
@@ -162,9 +162,15 @@ class Turn:
                 self.cancel()
             raise
 
-    def cancel(self) -> asyncio.Future[TurnResult]:
-        """Stop the turn (interrupt, then bounded forced steps). Returns a future of the result."""
-        self._request_abort("cancelled", "cancelled by the user")
+    def cancel(
+        self, reason: str = "cancelled by the user", *, outcome: Literal["cancelled", "timeout"] = "cancelled"
+    ) -> asyncio.Future[TurnResult]:
+        """Stop the turn (interrupt, then bounded forced steps). Returns a future of the result.
+
+        ``reason`` becomes the result's ``error``; ``outcome="timeout"`` is for callers enforcing a
+        bound of their own (the office's ask timeout). Idempotent: the first call decides.
+        """
+        self._request_abort(outcome, reason)
         return self._done
 
     def _request_abort(self, outcome: Outcome, reason: str) -> None:

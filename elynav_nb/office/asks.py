@@ -1,0 +1,250 @@
+"""``Ask`` and ``Reply``: one request to an employee of the office, and how it ended.
+
+Where it sits: made by ``Office.submit`` and settled by the office only (queue, run, cancel,
+timeout, stop); read by callers, the board widget, the socket server and the history. An
+``Ask`` is the live handle (``await ask``, ``ask.cancel(by=...)``, ``ask.status``); a ``Reply``
+is the frozen value every ask ends with, failures included (a synthetic one when no turn ran).
+
+How data flows::
+
+    Office.submit -> Ask (queued) -> the employee's runner takes it (running, ask.turn)
+      -> TurnResult -> Reply (done | cancelled | timeout | failed) -> ask.reply, await ask
+
+Pure apart from the asyncio future that ``await ask`` waits on; pandas only inside ``to_frame``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from elynav_nb._display import rich_bundle
+from elynav_nb.agents.events import AgentEvent
+from elynav_nb.agents.results import TurnResult, events_frame
+from elynav_nb.errors import AgentTimeout, ElynavError, error_for_code
+from elynav_nb.office.rights import USER
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+
+    import pandas
+
+    from elynav_nb.agents.runner import Turn
+    from elynav_nb.office.office import Office
+
+__all__ = ["Ask", "AskStatus", "Reply", "ReplyOutcome", "reply_outcome_for"]
+
+ReplyOutcome = Literal["done", "cancelled", "timeout", "failed"]
+AskStatus = Literal["queued", "running", "done", "cancelled", "timeout", "failed"]
+
+_TURN_OUTCOMES: dict[str, ReplyOutcome] = {
+    "completed": "done",
+    "cancelled": "cancelled",
+    "timeout": "timeout",
+    "error": "failed",
+    "failed": "failed",
+}
+
+
+def reply_outcome_for(result: TurnResult) -> ReplyOutcome:
+    """The office outcome of a runner outcome (a CLI-reported error is a failed ask)."""
+    return _TURN_OUTCOMES[result.outcome]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """How one ask ended. ``text`` is the agent's answer; ``error`` the diagnostic when it did not succeed."""
+
+    ask_id: str
+    sender: str
+    agent: str
+    outcome: ReplyOutcome
+    text: str
+    prompt: str = field(repr=False)
+    queued_at: datetime = field(repr=False)
+    started_at: datetime | None = field(repr=False)
+    ended_at: datetime = field(repr=False)
+    parent_id: str | None = None
+    events: tuple[AgentEvent, ...] = field(default=(), repr=False)
+    session_id: str = ""
+    cost_usd: float = 0.0
+    error: str = ""
+    error_code: str = ""
+    cancelled_by: str = ""
+    used_standin: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "done"
+
+    @property
+    def wait_s(self) -> float:
+        """Seconds spent in the queue."""
+        started = self.started_at or self.ended_at
+        return max(0.0, (started - self.queued_at).total_seconds())
+
+    @property
+    def run_s(self) -> float:
+        """Seconds the employee worked on it (0 when it never ran)."""
+        if self.started_at is None:
+            return 0.0
+        return max(0.0, (self.ended_at - self.started_at).total_seconds())
+
+    def raise_for_outcome(self) -> Reply:
+        """Return self when done; otherwise raise the typed error of the diagnostic."""
+        if self.ok:
+            return self
+        details = {"ask_id": self.ask_id, "agent": self.agent, "outcome": self.outcome}
+        if self.outcome == "timeout":
+            raise AgentTimeout(self.error or "the ask timed out", details=details)
+        error_class = error_for_code(self.error_code) if self.error_code else ElynavError
+        raise error_class(self.error or f"the ask ended {self.outcome}", details=details)
+
+    def summary_line(self) -> str:
+        line = (
+            f"{self.outcome} · {self.sender} -> {self.agent} · ask {self.ask_id} · "
+            f"waited {self.wait_s:.2f} s · ran {self.run_s:.2f} s"
+        )
+        if self.error:
+            line += f" · {self.error_code + ': ' if self.error_code else ''}{self.error}"
+        return line
+
+    def to_frame(self) -> pandas.DataFrame:
+        """The events of the turn that answered (one row each)."""
+        return events_frame(self.events)
+
+    def __repr__(self) -> str:
+        text = self.text if len(self.text) <= 60 else self.text[:59] + "…"
+        return f"<Reply {self.outcome} {self.sender} -> {self.agent} ask={self.ask_id} text={text!r}>"
+
+    def _repr_html_(self) -> str:
+        rows = [
+            ("outcome", self.outcome),
+            ("from → to", f"{self.sender} → {self.agent}"),
+            ("ask", self.ask_id),
+            ("waited (s)", f"{self.wait_s:.2f}"),
+            ("ran (s)", f"{self.run_s:.2f}"),
+        ]
+        if self.error:
+            rows.append(("diagnostic", f"{self.error_code}: {self.error}" if self.error_code else self.error))
+        cells = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(key)}</th><td>{html.escape(value)}</td></tr>"
+            for key, value in rows
+        )
+        answer = html.escape(self.text).replace("\n", "<br>")
+        return f"<div><table>{cells}</table><div style='margin-top:4px'>{answer}</div></div>"
+
+
+class Ask:
+    """A live request to one employee. ``await ask`` gives its ``Reply``; it is never left pending.
+
+    ``status`` moves ``queued -> running -> done | cancelled | timeout | failed`` (a queued ask can
+    end without running). ``parent`` is the ask whose turn sent this one (``None`` for the user's
+    own asks); cancelling the parent cancels this one. Only the office changes an ask.
+    """
+
+    def __init__(
+        self,
+        office: Office,
+        ask_id: str,
+        sender: str,
+        agent: str,
+        text: str,
+        *,
+        parent: Ask | None,
+        queued_at: datetime,
+        deadline: float,
+    ) -> None:
+        self.office = office
+        self.id = ask_id
+        self.sender = sender
+        self.agent = agent
+        self.text = text
+        self.parent = parent
+        self.children: list[Ask] = []
+        self.status: AskStatus = "queued"
+        self.queued_at = queued_at
+        self.started_at: datetime | None = None
+        self.ended_at: datetime | None = None
+        self.deadline = deadline
+        self.turn: Turn | None = None
+        self.reply: Reply | None = None
+        self.cancelled_by = ""
+        self.cancel_reason = ""
+        self.cancel_outcome: ReplyOutcome | None = None
+        self._future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+
+    @property
+    def done(self) -> bool:
+        return self.reply is not None
+
+    @property
+    def cancelling(self) -> bool:
+        return self.cancel_outcome is not None and self.reply is None
+
+    @property
+    def parent_id(self) -> str | None:
+        return self.parent.id if self.parent is not None else None
+
+    def pending_children(self) -> list[Ask]:
+        return [child for child in self.children if not child.done]
+
+    def settled(self) -> asyncio.Future[Reply]:
+        """The future the reply is set on (do not cancel it: shield it)."""
+        return self._future
+
+    def cancel(self, by: str = USER) -> Ask:
+        """Cancel this ask as ``by`` (the user, or the agent that sent it). Idempotent; ``await`` the result.
+
+        Anyone else gets ``NOT_ALLOWED`` and nothing changes.
+        """
+        self.office.cancel(self.id, by=by)
+        return self
+
+    def __await__(self) -> Generator[Any, None, Reply]:
+        return self._wait_reply().__await__()
+
+    async def _wait_reply(self) -> Reply:
+        try:
+            return await asyncio.shield(self._future)
+        except asyncio.CancelledError:
+            # A kernel interrupt reaching a cell that awaits the ask: whoever awaited it cancels it.
+            if not self._future.done():
+                self.office.cancel(self.id, by=self.sender)
+            raise
+
+    def _settle(self, reply: Reply) -> None:
+        self.reply = reply
+        self.status = reply.outcome
+        self.ended_at = reply.ended_at
+        if not self._future.done():
+            self._future.set_result(reply)
+
+    def to_row(self) -> dict[str, Any]:
+        return {
+            "ask_id": self.id,
+            "parent_id": self.parent_id,
+            "sender": self.sender,
+            "agent": self.agent,
+            "status": self.status,
+            "prompt": self.text,
+            "queued_at": self.queued_at,
+            "started_at": self.started_at,
+        }
+
+    def __repr__(self) -> str:
+        return f"<Ask {self.id} {self.status} {self.sender} -> {self.agent} text={self.text[:40]!r}>"
+
+    def _repr_html_(self) -> str:
+        if self.reply is not None:
+            return self.reply._repr_html_()
+        return (
+            f"<div><b>{html.escape(self.status)}</b> · {html.escape(self.sender)} → {html.escape(self.agent)}"
+            f" · ask {html.escape(self.id)}</div>"
+        )
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return rich_bundle(self, include, exclude)

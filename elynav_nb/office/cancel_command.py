@@ -1,0 +1,30 @@
+"""``elynav cancel <ask-id>``: cancel an ask with the caller's own rights.
+
+Where it sits: an entry of ``elynav_nb.cli.COMMANDS``, beside ``elynav ask`` (whose connection
+helpers it uses). An agent may cancel only the asks it sent; the user (a process that descends
+from no agent of the office) may cancel any. Anything else: ``NOT_ALLOWED`` on stderr, exit 2,
+and nothing changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from elynav_nb.office.ask_command import add_socket_option
+
+__all__ = ["configure", "run"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("ask_id", help="the ask to cancel (printed by elynav ask on stderr)")
+    add_socket_option(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from elynav_nb.office.ask_command import connect, first_answer
+    from elynav_nb.office.wire import encode_cancel_request
+
+    with connect(args.socket) as connection:
+        answer, _ = first_answer(connection, encode_cancel_request(args.ask_id))
+    print(f"ask {answer.get('ask_id')}: {answer.get('status')}")
+    return 0

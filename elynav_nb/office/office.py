@@ -1,0 +1,715 @@
+"""``Office``: one agent = one employee; asks queued FIFO, cancelled by the right people, never stuck.
+
+Where it sits: the capability ``elynav_nb.office``, above ``elynav_nb.agents`` (the only other
+capability it imports). It owns one ``Employee`` per agent definition (one runner, one canonical
+session id each), the asks in flight, the workspace lock, the history file and the Unix socket
+that agents use through ``elynav ask``. Widgets subscribe with ``add_listener``; the office never
+imports them (``office.board()`` asks ``_display`` for the registered view).
+
+How an ask flows::
+
+    office.submit(to, text, sender) -> checks (agent, text, rights of the parent turn, DEADLOCK)
+      -> Ask queued in the employee's FIFO (+ history "ask", timer at the deadline)
+      -> _dispatch: the employee is free -> running -> _run: runner.start() (resume, or a new
+         session if the old one cannot resume) -> runner.send(text) -> await the Turn
+      -> _finish: Reply on the ask (+ history "end"), pending child asks cancelled (nobody waits
+         for them any more), the employee takes the next ask in its queue
+
+Cancel: ``office.cancel(ask_id, by)`` checks the right (``office/rights.py``), then cancels every
+ask the cancelled one waits on, at once (the logical cascade: no process has to die first), and
+the ask itself: a queued ask leaves the queue without touching the employee; a running one gets
+the CLI's ``interrupt`` (bounded, then forced stop steps). A deadline works the same way with the
+``timeout`` outcome. Every path ends an ask with a ``Reply``: nothing is left pending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import importlib
+import math
+import os
+import secrets
+import shutil
+import sys
+import uuid
+from collections import deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from elynav_nb._display import rich_bundle, view_for
+from elynav_nb.agents.definitions import AgentDefinition, builtin_agents, install_agents, load_agents
+from elynav_nb.agents.runner import AgentRunner
+from elynav_nb.errors import (
+    AgentBusy,
+    AgentNotFound,
+    AskNotFound,
+    CliStartFailed,
+    ElynavError,
+    InvalidInput,
+    RunnerClosed,
+)
+from elynav_nb.office.asks import Ask, Reply, reply_outcome_for
+from elynav_nb.office.cascade import check_no_cycle
+from elynav_nb.office.employee import Employee
+from elynav_nb.office.history import HistoryLog, fold_records, history_frame, utc_now
+from elynav_nb.office.peers import TOKEN_VARIABLE, Caller, identify_caller
+from elynav_nb.office.rights import USER, check_cancel_right
+from elynav_nb.office.socket_server import OfficeSocketServer
+from elynav_nb.office.wire import SOCKET_VARIABLE
+from elynav_nb.office.workspace import OfficeFiles
+
+if TYPE_CHECKING:
+    import pandas
+
+    from elynav_nb.agents.results import TurnResult
+
+__all__ = ["ASK_RULE", "Office", "OfficeListener"]
+
+ASK_RULE = "Bash(elynav ask:*)"
+"""The permission rule an agent definition lists in ``tools`` to delegate with ``elynav ask``."""
+
+OfficeListener = Callable[[str, Ask], None]
+"""``listener(event, ask)``; events: ``queued``, ``started``, ``turn``, ``cancelling``, ``ended``."""
+
+_KEPT_FINISHED_ASKS = 10_000
+
+
+class Office:
+    """The agents of a workspace as employees: FIFO asks, cancel rights, cascading cancel, one history.
+
+    ``agents``: names or ``AgentDefinition``s; ``None`` takes every agent defined in
+    ``<workspace>/.claude/agents`` (the six Elynav agents are installed there when it has none).
+    ``executable`` chooses the CLI like ``AgentRunner`` does (``None``: the real ``claude`` when on
+    PATH, else the stand-in). ``ask_timeout`` bounds every ask from queueing to reply unless the
+    ask names its own; ``runner_options`` go to every ``AgentRunner``.
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str] = ".",
+        agents: Sequence[str | AgentDefinition] | None = None,
+        *,
+        executable: str | Sequence[str] | None = None,
+        ask_timeout: float = 3600.0,
+        max_text_chars: int = 100_000,
+        max_delegation_depth: int = 8,
+        listen: bool = True,
+        **runner_options: Any,
+    ) -> None:
+        if not (ask_timeout > 0 and math.isfinite(ask_timeout)):
+            raise InvalidInput("ask_timeout must be a positive number of seconds")
+        self.workspace = Path(workspace).resolve()
+        self.agent_choice = list(agents) if agents is not None else None
+        self.executable = executable
+        self.ask_timeout = ask_timeout
+        self.max_text_chars = max_text_chars
+        self.max_delegation_depth = max_delegation_depth
+        self.listen = listen
+        self.runner_options = runner_options
+        self.employees: dict[str, Employee] = {}
+        self.status = "new"
+        self.files = OfficeFiles(self.workspace)
+        self.history_log = HistoryLog(self.files.history_path)
+        self.socket_server: OfficeSocketServer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._asks: dict[str, Ask] = {}
+        self._finished_order: deque[str] = deque()
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._listeners: list[OfficeListener] = []
+        self._sessions: dict[str, str] = {}
+
+    # -- life cycle ----------------------------------------------------------------------------------
+
+    @property
+    def socket_path(self) -> Path | None:
+        return self.socket_server.path if self.socket_server is not None else None
+
+    async def start(self) -> Office:
+        """Lock the workspace, close what a dead office left open, make the employees, listen. Idempotent."""
+        if self.status == "open":
+            return self
+        if self.status == "closed":
+            raise RunnerClosed("this office was stopped; make a new Office")
+        self._loop = asyncio.get_running_loop()
+        self.files.lock()
+        try:
+            unfinished = self.history_log.end_unfinished("the office stopped before this ask ended")
+            definitions = await asyncio.to_thread(self._definitions)
+            self._sessions = self.files.load_sessions()
+            if self.listen:
+                self.socket_server = OfficeSocketServer(self)
+                await self.socket_server.start()
+            for definition in definitions:
+                self.employees[definition.name] = self._make_employee(definition)
+        except BaseException:
+            await self._release()
+            raise
+        self.status = "open"
+        note = f"office started with {len(self.employees)} employees"
+        if unfinished:
+            note += f"; {len(unfinished)} asks left unfinished by the previous office were marked failed"
+        self.history_log.note(note)
+        return self
+
+    def _definitions(self) -> list[AgentDefinition]:
+        folder = self.workspace / ".claude" / "agents"
+        if self.agent_choice is None:
+            if not folder.is_dir() or not any(folder.glob("*.md")):
+                install_agents(self.workspace)
+            return list(load_agents(folder).values())
+        found = load_agents(folder) if folder.is_dir() else {}
+        builtins = builtin_agents()
+        definitions: list[AgentDefinition] = []
+        for choice in self.agent_choice:
+            if isinstance(choice, AgentDefinition):
+                definitions.append(choice)
+            elif choice in found or choice in builtins:
+                definitions.append(found.get(choice) or builtins[choice])
+            else:
+                raise AgentNotFound(
+                    f"no agent {choice!r} in {folder} nor among the built-in Elynav agents",
+                    details={"agent": choice},
+                )
+        names = [definition.name for definition in definitions]
+        if len(set(names)) != len(names) or USER in names:
+            raise InvalidInput(f"agent names must be unique and not {USER!r}: {names}")
+        return definitions
+
+    def _make_employee(self, definition: AgentDefinition) -> Employee:
+        token = secrets.token_hex(16)
+        runner = self._make_runner(definition, token, resume=self._sessions.get(definition.name))
+        return Employee(definition, runner, token)
+
+    def _make_runner(self, definition: AgentDefinition, token: str, *, resume: str | None) -> AgentRunner:
+        options = dict(self.runner_options)
+        environment = dict(options.pop("environment", None) or {})
+        environment.update(self._agent_environment(token))
+        extra_arguments = list(options.pop("extra_arguments", ()))
+        bash_rules = [tool for tool in definition.tools if tool.startswith("Bash(")]
+        if bash_rules:
+            extra_arguments += ["--allowedTools", *bash_rules]
+        return AgentRunner(
+            definition,
+            self.workspace,
+            executable=self.executable,
+            resume=resume,
+            environment=environment,
+            extra_arguments=extra_arguments,
+            **options,
+        )
+
+    def _agent_environment(self, token: str) -> dict[str, str]:
+        """What every agent process gets: the socket, its token, ``elynav`` on PATH, Bash bounds above ours."""
+        environment = {TOKEN_VARIABLE: token}
+        if self.socket_path is not None:
+            environment[SOCKET_VARIABLE] = str(self.socket_path)
+        script_folder = _elynav_script_folder()
+        path = os.environ.get("PATH", "")
+        if script_folder and script_folder not in path.split(os.pathsep):
+            environment["PATH"] = os.pathsep.join([script_folder, path]) if path else script_folder
+        bash_bound_ms = str(int(self.ask_timeout * 1000))
+        environment["BASH_DEFAULT_TIMEOUT_MS"] = bash_bound_ms  # a delegated ask may take longer than 2 min
+        environment["BASH_MAX_TIMEOUT_MS"] = bash_bound_ms
+        return environment
+
+    async def stop(self) -> None:
+        """End every ask (queued: cancelled; running: interrupted), stop every CLI, unlock. Idempotent, bounded."""
+        if self.status in ("closed", "new"):
+            self.status = "closed"
+            return
+        self.status = "closing"
+        for ask in list(self._asks.values()):
+            self._cancel(ask, by=USER, outcome="cancelled", reason="the office stopped")
+        pending = [ask.settled() for ask in self._asks.values() if not ask.done]
+        if pending:
+            await asyncio.wait(pending, timeout=30.0)
+        for ask in list(self._asks.values()):  # a CLI that ignored everything: settle it anyway
+            if not ask.done:
+                self._finish(ask, self._synthetic_reply(ask, "failed", "the office stopped", "OFFICE_STOPPED"))
+        await asyncio.gather(
+            *(employee.runner.stop() for employee in self.employees.values()), return_exceptions=True
+        )
+        for task in list(self._tasks):
+            task.cancel()
+        self.history_log.note("office stopped")
+        await self._release()
+        self.status = "closed"
+        self._notify("stopped", None)
+
+    async def _release(self) -> None:
+        if self.socket_server is not None:
+            await self.socket_server.close()
+        self.files.unlock()
+
+    async def __aenter__(self) -> Office:
+        return await self.start()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    # -- asking --------------------------------------------------------------------------------------
+
+    def employee(self, name: str) -> Employee:
+        """The employee called ``name`` (``"sdr"`` finds ``elynav-sdr``), or ``AGENT_NOT_FOUND``."""
+        found = self.employees.get(name) or self.employees.get(f"elynav-{name}")
+        if found is None:
+            raise AgentNotFound(
+                f"the office has no agent {name!r}; its employees: {', '.join(self.employees) or 'none'}",
+                details={"agent": name},
+            )
+        return found
+
+    def submit(
+        self,
+        to: str,
+        text: str,
+        *,
+        sender: str = USER,
+        timeout: float | None = None,
+        parent: Ask | str | None = None,
+    ) -> Ask:
+        """Queue an ask and return its handle at once (``await ask`` for the ``Reply``).
+
+        ``sender`` is ``"user"`` or an employee's name. An ask sent in an agent's name while that
+        agent is working belongs to its running ask (``parent``): cancelling that one cancels this
+        one, and a wait-for cycle is refused with ``DEADLOCK``.
+        """
+        self._require_open()
+        employee = self.employee(to)
+        sender_name = sender if sender == USER else self.employee(sender).name
+        self._check_text(text)
+        bound = self._check_timeout(timeout)
+        parent_ask = self._parent_for(sender_name, parent)
+        if sender_name == employee.name:
+            check_no_cycle(sender_name, employee.name, self._waits_for)
+        if parent_ask is not None:
+            self._check_depth(parent_ask)
+            check_no_cycle(sender_name, employee.name, self._waits_for)
+        assert self._loop is not None
+        ask = Ask(
+            self,
+            uuid.uuid4().hex[:12],
+            sender_name,
+            employee.name,
+            text,
+            parent=parent_ask,
+            queued_at=utc_now(),
+            deadline=self._loop.time() + bound,
+        )
+        self._asks[ask.id] = ask
+        if parent_ask is not None:
+            parent_ask.children.append(ask)
+        employee.queue.append(ask)
+        self.history_log.append(
+            {
+                "record": "ask",
+                "ask_id": ask.id,
+                "parent_id": ask.parent_id,
+                "sender": ask.sender,
+                "agent": ask.agent,
+                "prompt": ask.text,
+                "queued_at": ask.queued_at,
+            }
+        )
+        self._timers[ask.id] = self._loop.call_at(ask.deadline, self._expire, ask, bound)
+        self._notify("queued", ask)
+        self._dispatch(employee)
+        return ask
+
+    async def ask(
+        self,
+        to: str,
+        text: str,
+        *,
+        sender: str = USER,
+        timeout: float | None = None,
+        parent: Ask | str | None = None,
+    ) -> Reply:
+        """``await office.ask(to, text)``: queue it and wait for its ``Reply`` (interrupting the cell cancels it)."""
+        return await self.submit(to, text, sender=sender, timeout=timeout, parent=parent)
+
+    def try_ask(
+        self,
+        to: str,
+        text: str,
+        *,
+        sender: str = USER,
+        timeout: float | None = None,
+        parent: Ask | str | None = None,
+    ) -> Ask:
+        """Like ``submit``, but ``AGENT_BUSY`` instead of queueing when the employee is not free."""
+        self._require_open()
+        employee = self.employee(to)
+        if employee.busy or employee.queue:
+            raise AgentBusy(
+                f"{employee.name} is busy (for {employee.caller}, {len(employee.queue)} waiting); "
+                "use submit() to queue the ask",
+                details={"agent": employee.name, "caller": employee.caller, "queue_length": len(employee.queue)},
+            )
+        return self.submit(to, text, sender=sender, timeout=timeout, parent=parent)
+
+    def submit_for(self, caller: Caller, to: str, text: str, *, timeout: float | None = None) -> Ask:
+        """An ask arriving over the socket: the caller's own running ask is its parent."""
+        if caller.is_user:
+            return self.submit(to, text, timeout=timeout)
+        running = self.employee(caller.name).current
+        if running is None:
+            raise InvalidInput(
+                f"{caller.name} is not working on an ask: only a running turn may ask another agent",
+                details={"agent": caller.name},
+            )
+        return self.submit(to, text, sender=caller.name, timeout=timeout, parent=running)
+
+    def identify(self, pid: int) -> Caller:
+        """The caller behind a process id (``office/peers.py``)."""
+        processes = [process for employee in self.employees.values() if (process := employee.agent_process())]
+        tokens = {employee.name: employee.token for employee in self.employees.values()}
+        return identify_caller(pid, processes, tokens)
+
+    def _require_open(self) -> None:
+        if self.status == "new":
+            raise RunnerClosed("the office is not started: await office.start() first")
+        if self.status != "open":
+            raise RunnerClosed(f"the office is {self.status}: make a new Office")
+
+    def _check_text(self, text: object) -> None:
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInput("an ask needs a non-empty text")
+        if len(text) > self.max_text_chars:
+            raise InvalidInput(
+                f"an ask's text is limited to {self.max_text_chars} characters, got {len(text)}",
+                details={"limit": self.max_text_chars, "length": len(text)},
+            )
+
+    def _check_timeout(self, timeout: float | None) -> float:
+        if timeout is None:
+            return self.ask_timeout
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not (0 < timeout < math.inf):
+            raise InvalidInput("timeout must be a positive number of seconds")
+        return float(timeout)
+
+    def _parent_for(self, sender: str, parent: Ask | str | None) -> Ask | None:
+        if parent is None:
+            return self.employees[sender].current if sender != USER else None
+        parent_ask = parent if isinstance(parent, Ask) else self.get_ask(parent)
+        if parent_ask.done or parent_ask.agent != sender:
+            raise InvalidInput(
+                f"ask {parent_ask.id} is not a running ask of {sender}: it cannot be the parent",
+                details={"parent_id": parent_ask.id},
+            )
+        return parent_ask
+
+    def _check_depth(self, parent: Ask) -> None:
+        depth, ancestor = 1, parent
+        while ancestor.parent is not None:
+            depth, ancestor = depth + 1, ancestor.parent
+        if depth >= self.max_delegation_depth:
+            raise InvalidInput(
+                f"delegation chains are limited to {self.max_delegation_depth} asks",
+                details={"limit": self.max_delegation_depth},
+            )
+
+    def _waits_for(self, agent: str) -> list[str]:
+        """The agents that ``agent``'s running turn waits on (its pending asks)."""
+        employee = self.employees.get(agent)
+        if employee is None or employee.current is None:
+            return []
+        return [child.agent for child in employee.current.pending_children()]
+
+    def get_ask(self, ask_id: str) -> Ask:
+        ask = self._asks.get(ask_id)
+        if ask is None:
+            raise AskNotFound(f"no ask {ask_id!r} in this office", details={"ask_id": ask_id})
+        return ask
+
+    def queue_position(self, ask: Ask) -> int:
+        """0 while running (or ended), else 1 for the next ask to run."""
+        queue = self.employees[ask.agent].queue
+        return queue.index(ask) + 1 if ask in queue else 0
+
+    @property
+    def asks(self) -> list[Ask]:
+        """The asks not ended yet (running ones first, then by queue order)."""
+        running = [employee.current for employee in self.employees.values() if employee.current is not None]
+        queued = [ask for employee in self.employees.values() for ask in employee.queue]
+        return running + queued
+
+    # -- running -------------------------------------------------------------------------------------
+
+    def _dispatch(self, employee: Employee) -> None:
+        if employee.current is not None or self.status != "open":
+            return
+        while employee.queue:
+            ask = employee.queue.popleft()
+            if ask.done:
+                continue
+            employee.current = ask
+            ask.status = "running"
+            ask.started_at = utc_now()
+            self.history_log.append(
+                {"record": "start", "ask_id": ask.id, "started_at": ask.started_at, "session_id": employee.session_id}
+            )
+            assert self._loop is not None
+            task = self._loop.create_task(self._run(employee, ask))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            self._notify("started", ask)
+            return
+
+    async def _run(self, employee: Employee, ask: Ask) -> None:
+        try:
+            await self._start_runner(employee)
+            if ask.done:
+                return
+            turn = employee.runner.send(ask.text)
+            ask.turn = turn
+            self._notify("turn", ask)
+            if ask.cancel_outcome is not None:
+                turn.cancel(ask.cancel_reason, outcome="timeout" if ask.cancel_outcome == "timeout" else "cancelled")
+            result = await turn
+            self._finish(ask, self._reply_from_turn(ask, result))
+        except ElynavError as error:
+            self._finish(ask, self._synthetic_reply(ask, "failed", str(error), error.code))
+        except asyncio.CancelledError:
+            self._finish(ask, self._synthetic_reply(ask, "failed", "the office stopped", "OFFICE_STOPPED"))
+            raise
+        except Exception as error:  # never leave an ask pending: its callers would wait forever
+            self._finish(ask, self._synthetic_reply(ask, "failed", f"{type(error).__name__}: {error}", "AGENT_PROCESS_ERROR"))
+
+    async def _start_runner(self, employee: Employee) -> None:
+        """Start the employee's CLI; a conversation that cannot be resumed is replaced by a new one."""
+        runner = employee.runner
+        if runner.is_running:
+            return
+        try:
+            await runner.start()
+        except CliStartFailed as error:
+            if "No conversation found" not in f"{error} {error.details.get('stderr_tail', '')}":
+                raise
+            previous = runner.session_id
+            employee.runner = self._make_runner(employee.definition, employee.token, resume=None)
+            self.history_log.note(
+                f"session {previous} could not be resumed; a new conversation began", agent=employee.name
+            )
+            await employee.runner.start()
+        self._remember_session(employee)
+
+    def _remember_session(self, employee: Employee) -> None:
+        if self._sessions.get(employee.name) == employee.session_id:
+            return
+        self._sessions[employee.name] = employee.session_id
+        self.files.save_sessions(self._sessions)
+
+    def _reply_from_turn(self, ask: Ask, result: TurnResult) -> Reply:
+        outcome = reply_outcome_for(result)
+        error_code = result.error_code
+        if not error_code and outcome != "done":
+            error_code = _code_for(outcome)
+        return Reply(
+            ask_id=ask.id,
+            sender=ask.sender,
+            agent=ask.agent,
+            outcome=outcome,
+            text=result.text,
+            prompt=ask.text,
+            queued_at=ask.queued_at,
+            started_at=ask.started_at,
+            ended_at=utc_now(),
+            parent_id=ask.parent_id,
+            events=result.events,
+            session_id=result.session_id,
+            cost_usd=result.cost_usd,
+            error=result.error,
+            error_code=error_code,
+            cancelled_by=ask.cancelled_by if outcome == "cancelled" else "",
+            used_standin=result.used_standin,
+        )
+
+    def _synthetic_reply(self, ask: Ask, outcome: str, error: str, error_code: str) -> Reply:
+        return Reply(
+            ask_id=ask.id,
+            sender=ask.sender,
+            agent=ask.agent,
+            outcome=outcome,  # type: ignore[arg-type]
+            text="",
+            prompt=ask.text,
+            queued_at=ask.queued_at,
+            started_at=ask.started_at,
+            ended_at=utc_now(),
+            parent_id=ask.parent_id,
+            session_id=self.employees[ask.agent].session_id,
+            error=error,
+            error_code=error_code,
+            cancelled_by=ask.cancelled_by if outcome == "cancelled" else "",
+        )
+
+    def _finish(self, ask: Ask, reply: Reply) -> None:
+        """Settle an ask once; free its employee; cancel what it was still waiting on."""
+        if ask.done:
+            return
+        timer = self._timers.pop(ask.id, None)
+        if timer is not None:
+            timer.cancel()
+        ask._settle(reply)
+        self.history_log.append(
+            {
+                "record": "end",
+                "ask_id": ask.id,
+                "outcome": reply.outcome,
+                "reply": reply.text,
+                "error_code": reply.error_code,
+                "error": reply.error,
+                "cancelled_by": reply.cancelled_by,
+                "ended_at": reply.ended_at,
+                "session_id": reply.session_id,
+                "cost_usd": reply.cost_usd,
+            }
+        )
+        employee = self.employees[ask.agent]
+        with contextlib.suppress(ValueError):
+            employee.queue.remove(ask)
+        if employee.current is ask:
+            employee.current = None
+            employee.asks_served += 1
+            self._remember_session(employee)
+        for child in ask.pending_children():
+            self._cancel(
+                child,
+                by=ask.cancelled_by,
+                outcome="cancelled",
+                reason=f"the ask it was sent from ({ask.id}, {ask.sender} -> {ask.agent}) ended {reply.outcome}",
+            )
+        self._forget_when_old(ask)
+        self._notify("ended", ask)
+        self._dispatch(employee)
+
+    def _forget_when_old(self, ask: Ask) -> None:
+        self._finished_order.append(ask.id)
+        while len(self._finished_order) > _KEPT_FINISHED_ASKS:
+            self._asks.pop(self._finished_order.popleft(), None)
+
+    # -- cancelling ------------------------------------------------------------------------------------
+
+    def cancel(self, ask_id: str | Ask, *, by: str = USER, reason: str = "") -> Ask:
+        """Cancel an ask as ``by`` (the user, or the agent that sent it), with everything it waits on.
+
+        ``NOT_ALLOWED`` for anyone else (nothing changes); idempotent; returns the ask (``await`` it).
+        """
+        ask = ask_id if isinstance(ask_id, Ask) else self.get_ask(ask_id)
+        caller = by if by == USER else self.employee(by).name
+        check_cancel_right(ask_id=ask.id, ask_sender=ask.sender, agent=ask.agent, caller=caller)
+        self._cancel(ask, by=caller, outcome="cancelled", reason=reason or f"cancelled by {caller}")
+        return ask
+
+    def _cancel(self, ask: Ask, *, by: str, outcome: str, reason: str) -> None:
+        if ask.done or ask.cancelling:
+            return
+        ask.cancelled_by = by if outcome == "cancelled" else ""
+        ask.cancel_outcome = outcome  # type: ignore[assignment]
+        ask.cancel_reason = reason
+        for child in ask.pending_children():  # the logical cascade: at once, no process has to die first
+            self._cancel(
+                child,
+                by=by,
+                outcome="cancelled",
+                reason=f"the ask it was sent from ({ask.id}, {ask.sender} -> {ask.agent}) was {_past(outcome)}",
+            )
+        if ask.status == "queued" or ask.turn is None and ask.status == "running":
+            self._finish(ask, self._synthetic_reply(ask, outcome, reason, _code_for(outcome)))
+            return
+        self._notify("cancelling", ask)
+        assert ask.turn is not None
+        ask.turn.cancel(reason, outcome="timeout" if outcome == "timeout" else "cancelled")
+
+    def _expire(self, ask: Ask, bound: float) -> None:
+        self._timers.pop(ask.id, None)
+        self._cancel(ask, by="", outcome="timeout", reason=f"no reply within {bound:g} s")
+
+    # -- reading ---------------------------------------------------------------------------------------
+
+    def history(self, agent: str | None = None) -> pandas.DataFrame:
+        """The unified history (one row per ask, every conversation); ``agent`` keeps its asks both ways."""
+        rows = fold_records(self.history_log.records())
+        if agent is not None:
+            name = self.employee(agent).name if self.employees else agent
+            rows = [row for row in rows if name in (row["sender"], row["agent"])]
+        return history_frame(rows)
+
+    def to_frame(self) -> pandas.DataFrame:
+        """One row per employee: status, caller, queue length, running since, session."""
+        import pandas
+
+        rows = [employee.to_row() for employee in self.employees.values()]
+        columns = ["agent", "status", "caller", "ask_id", "queue_length", "running_since", "asks_served", "session_id", "cli_pid"]
+        return pandas.DataFrame(rows, columns=columns)
+
+    def board(self) -> Any:
+        """The live board widget (employees, queues, cancel buttons, live output, history)."""
+        importlib.import_module("elynav_nb.widgets")  # registers the office board
+        view = view_for(self)
+        if view is None:
+            raise InvalidInput("no board view is registered (is ipywidgets installed?)")
+        return view
+
+    def add_listener(self, listener: OfficeListener) -> None:
+        """Call ``listener(event, ask)`` on every change (the board subscribes here)."""
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: OfficeListener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def _notify(self, event: str, ask: Ask | None) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event, ask)  # type: ignore[arg-type]
+            except Exception:  # a broken view must not break the office
+                self._listeners.remove(listener)
+
+    def __repr__(self) -> str:
+        busy = sum(1 for employee in self.employees.values() if employee.busy)
+        queued = sum(len(employee.queue) for employee in self.employees.values())
+        return (
+            f"<Office {self.status} workspace={str(self.workspace)!r} employees={len(self.employees)} "
+            f"busy={busy} queued={queued}>"
+        )
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            "<tr>"
+            + "".join(
+                f"<td>{html.escape(str(value)) if value is not None else ''}</td>"
+                for value in (employee.name, employee.status, employee.caller, len(employee.queue))
+            )
+            + "</tr>"
+            for employee in self.employees.values()
+        )
+        return (
+            f"<div><b>Office</b> · {html.escape(self.status)} · {html.escape(str(self.workspace))}"
+            "<table><tr><th>agent</th><th>status</th><th>caller</th><th>queued</th></tr>"
+            f"{rows}</table></div>"
+        )
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return rich_bundle(self, include, exclude)
+
+
+def _past(outcome: str) -> str:
+    return "timed out" if outcome == "timeout" else outcome
+
+
+def _code_for(outcome: str) -> str:
+    return {"cancelled": "CANCELLED", "timeout": "AGENT_TIMEOUT"}.get(outcome, "AGENT_PROCESS_ERROR")
+
+
+def _elynav_script_folder() -> str | None:
+    """The folder of the ``elynav`` script that belongs to this Python (kernels often lack it on PATH)."""
+    beside_python = Path(sys.executable).parent / "elynav"
+    if beside_python.is_file():
+        return str(beside_python.parent)
+    found = shutil.which("elynav")
+    return str(Path(found).parent) if found else None

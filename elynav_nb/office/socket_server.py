@@ -1,0 +1,175 @@
+"""The office's Unix socket: how ``elynav ask`` / ``elynav cancel`` run by agents reach the office.
+
+Where it sits: started by ``Office.start`` on the office's event loop; its path goes into the
+environment of every agent CLI the office starts (``ELYNAV_OFFICE_SOCKET``). The socket lives in
+a private directory (mode 0700), so only this Unix account can connect.
+
+How data flows, one request per connection::
+
+    accept -> SO_PEERCRED pid -> office.identify(pid) (ancestry, then token: never the caller's word)
+      -> one request line (bounded size and time) -> wire.decode_request
+      -> ask:    office.submit(...) -> "accepted" -> wait for the reply OR the caller's hang-up
+                 -> "reply" | (hang-up) office.cancel(ask, by=caller): a dead `elynav ask` cancels its ask
+      -> cancel: office.cancel(ask_id, by=caller) -> "cancelled"
+      -> anything refused -> {"type": "error", "code", "message"} and the connection closes
+
+A bad request (garbage, too long, a hang-up mid-line) costs its own connection only; the office
+keeps serving. No parsing here: ``office/wire.py`` encodes and decodes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+import socket
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from elynav_nb.errors import ElynavError, NotAllowed, ProtocolError
+from elynav_nb.office.peers import Caller, peer_credentials
+from elynav_nb.office.wire import (
+    MAX_REQUEST_BYTES,
+    AskRequest,
+    decode_request,
+    encode_accepted,
+    encode_cancelled,
+    encode_error,
+    encode_reply,
+)
+
+if TYPE_CHECKING:
+    from elynav_nb.office.asks import Ask
+    from elynav_nb.office.office import Office
+
+__all__ = ["OfficeSocketServer"]
+
+REQUEST_TIMEOUT = 10.0
+
+logger = logging.getLogger(__name__)
+
+
+class OfficeSocketServer:
+    """Serves one office over a Unix socket in a private temporary directory."""
+
+    def __init__(self, office: Office) -> None:
+        self.office = office
+        self.directory: Path | None = None
+        self.path: Path | None = None
+        self.connections_served = 0
+        self._server: asyncio.AbstractServer | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> Path:
+        self.directory = Path(tempfile.mkdtemp(prefix="elynav-office-"))  # created with mode 0700
+        self.path = self.directory / "office.sock"
+        self._server = await asyncio.start_unix_server(
+            self._handle_connection, path=str(self.path), limit=MAX_REQUEST_BYTES + 1
+        )
+        os.chmod(self.path, 0o600)
+        return self.path
+
+    async def close(self) -> None:
+        """Stop accepting, end open connections, remove the directory. Idempotent."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+        for handler in list(self._handlers):
+            handler.cancel()
+        if self._handlers:
+            await asyncio.wait(list(self._handlers), timeout=2.0)
+        if server is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(server.wait_closed(), timeout=2.0)
+        self.remove_directory()
+
+    def remove_directory(self) -> None:
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    async def _handle_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
+        self.connections_served += 1
+        try:
+            await self._serve(reader, writer)
+        except ElynavError as error:
+            await _send(writer, encode_error(error))
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass  # the caller hung up mid-request: nothing was queued
+        except asyncio.CancelledError:
+            pass  # the office is closing
+        except Exception:  # one bad connection must never stop the office
+            logger.exception("office socket: a request failed unexpectedly")
+        finally:
+            self._handlers.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer.wait_closed(), timeout=1.0)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        caller = self._identify(writer)
+        try:
+            line = await asyncio.wait_for(reader.readuntil(b"\n"), timeout=REQUEST_TIMEOUT)
+        except asyncio.LimitOverrunError:
+            raise ProtocolError(f"a request line is limited to {MAX_REQUEST_BYTES} bytes") from None
+        except TimeoutError:
+            raise ProtocolError(f"no complete request line within {REQUEST_TIMEOUT:g} s") from None
+        request = decode_request(line)
+        if isinstance(request, AskRequest):
+            ask = self.office.submit_for(caller, request.agent, request.text, timeout=request.timeout)
+            await _send(writer, encode_accepted(ask.id, ask.agent, self.office.queue_position(ask)))
+            await self._wait_reply_or_hang_up(ask, caller, reader, writer)
+            return
+        cancelled = self.office.cancel(request.ask_id, by=caller.name)
+        await _send(writer, encode_cancelled(cancelled.id, cancelled.status))
+
+    def _identify(self, writer: asyncio.StreamWriter) -> Caller:
+        connection: socket.socket = writer.get_extra_info("socket")
+        pid, uid = peer_credentials(connection)
+        if uid != os.getuid():
+            raise NotAllowed("only processes of the office's own user may use its socket")
+        return self.office.identify(pid)
+
+    async def _wait_reply_or_hang_up(
+        self, ask: Ask, caller: Caller, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        hang_up: asyncio.Future[None] = asyncio.ensure_future(_wait_for_eof(reader))
+        reply_ready: asyncio.Future[Any] = asyncio.ensure_future(asyncio.shield(ask.settled()))
+        try:
+            await asyncio.wait([hang_up, reply_ready], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            hang_up.cancel()
+            reply_ready.cancel()
+        if ask.reply is None:
+            # The asking process is gone (killed, interrupted): nobody waits for this reply any more.
+            self.office.cancel(ask.id, by=caller.name, reason="the asking process went away")
+            return
+        reply = ask.reply
+        await _send(
+            writer,
+            encode_reply(
+                reply.ask_id,
+                reply.outcome,
+                reply.text,
+                error_code=reply.error_code,
+                error=reply.error,
+                cancelled_by=reply.cancelled_by,
+            ),
+        )
+
+
+async def _wait_for_eof(reader: asyncio.StreamReader) -> None:
+    with contextlib.suppress(ConnectionError):
+        while await reader.read(65536):
+            pass
+
+
+async def _send(writer: asyncio.StreamWriter, data: bytes) -> None:
+    with contextlib.suppress(ConnectionError, RuntimeError, TimeoutError):
+        writer.write(data)
+        await asyncio.wait_for(writer.drain(), timeout=5.0)

@@ -1,0 +1,153 @@
+"""The office socket's protocol: one JSON object a line, both ways. Pure (bytes in, values out).
+
+Where it sits: between ``office/socket_server.py`` (the office side) and ``office/ask_command.py``
+(``elynav ask`` / ``elynav cancel``, the caller side). Neither parses JSON itself.
+
+Requests (caller -> office), one per connection::
+
+    {"op": "ask", "agent": "elynav-sdr", "text": "...", "timeout": 600}      timeout optional (seconds)
+    {"op": "cancel", "ask_id": "..."}
+
+Answers (office -> caller)::
+
+    {"type": "accepted", "ask_id", "agent", "position"}     at once, for an ask
+    {"type": "reply", "ask_id", "outcome", "text", "error_code", "error", "cancelled_by"}   when it ends
+    {"type": "cancelled", "ask_id", "status"}               for a cancel
+    {"type": "error", "code", "message"}                    anything refused; the connection then closes
+
+The caller's identity is never part of a request: the office takes it from the socket itself.
+A request line longer than ``MAX_REQUEST_BYTES`` or that is not such an object is a
+``PROTOCOL_ERROR``; wrong field types are ``INVALID_INPUT``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from elynav_nb.errors import ElynavError, InvalidInput, ProtocolError, error_for_code
+
+__all__ = [
+    "MAX_REQUEST_BYTES",
+    "SOCKET_VARIABLE",
+    "AskRequest",
+    "CancelRequest",
+    "decode_answer",
+    "decode_request",
+    "encode_accepted",
+    "encode_ask_request",
+    "encode_cancel_request",
+    "encode_cancelled",
+    "encode_error",
+    "encode_reply",
+    "error_from_answer",
+]
+
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+SOCKET_VARIABLE = "ELYNAV_OFFICE_SOCKET"
+"""The environment variable that carries the office socket's path into every agent process."""
+
+
+@dataclass(frozen=True)
+class AskRequest:
+    agent: str
+    text: str
+    timeout: float | None = None
+
+
+@dataclass(frozen=True)
+class CancelRequest:
+    ask_id: str
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def encode_ask_request(agent: str, text: str, timeout: float | None = None) -> bytes:
+    message: dict[str, Any] = {"op": "ask", "agent": agent, "text": text}
+    if timeout is not None:
+        message["timeout"] = timeout
+    return _encode(message)
+
+
+def encode_cancel_request(ask_id: str) -> bytes:
+    return _encode({"op": "cancel", "ask_id": ask_id})
+
+
+def decode_request(line: bytes) -> AskRequest | CancelRequest:
+    """One request line -> a request value, or ``PROTOCOL_ERROR`` / ``INVALID_INPUT``."""
+    if len(line) > MAX_REQUEST_BYTES:
+        raise ProtocolError(f"a request line is limited to {MAX_REQUEST_BYTES} bytes, got {len(line)}")
+    try:
+        message = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        raise ProtocolError("the request is not a JSON line") from None
+    if not isinstance(message, dict):
+        raise ProtocolError("the request must be a JSON object")
+    operation = message.get("op")
+    if operation == "ask":
+        agent, text, timeout = message.get("agent"), message.get("text"), message.get("timeout")
+        if not isinstance(agent, str) or not isinstance(text, str):
+            raise InvalidInput("an ask needs a string 'agent' and a string 'text'")
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not math.isfinite(timeout)
+        ):
+            raise InvalidInput("'timeout' must be a number of seconds")
+        return AskRequest(agent, text, float(timeout) if timeout is not None else None)
+    if operation == "cancel":
+        ask_id = message.get("ask_id")
+        if not isinstance(ask_id, str) or not ask_id:
+            raise InvalidInput("a cancel needs a string 'ask_id'")
+        return CancelRequest(ask_id)
+    raise ProtocolError(f"unknown op {operation!r} (expected 'ask' or 'cancel')")
+
+
+def encode_accepted(ask_id: str, agent: str, position: int) -> bytes:
+    return _encode({"type": "accepted", "ask_id": ask_id, "agent": agent, "position": position})
+
+
+def encode_reply(
+    ask_id: str, outcome: str, text: str, *, error_code: str = "", error: str = "", cancelled_by: str = ""
+) -> bytes:
+    return _encode(
+        {
+            "type": "reply",
+            "ask_id": ask_id,
+            "outcome": outcome,
+            "text": text,
+            "error_code": error_code,
+            "error": error,
+            "cancelled_by": cancelled_by,
+        }
+    )
+
+
+def encode_cancelled(ask_id: str, status: str) -> bytes:
+    return _encode({"type": "cancelled", "ask_id": ask_id, "status": status})
+
+
+def encode_error(error: ElynavError) -> bytes:
+    return _encode({"type": "error", "code": error.code, "message": error.message})
+
+
+def decode_answer(line: bytes) -> dict[str, Any]:
+    """One answer line (caller side) -> its object, or ``PROTOCOL_ERROR``."""
+    try:
+        message = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        raise ProtocolError("the office sent a line that is not JSON") from None
+    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+        raise ProtocolError("the office sent an answer without a type")
+    return message
+
+
+def error_from_answer(answer: dict[str, Any]) -> ElynavError:
+    """The typed error carried by an ``error`` answer."""
+    code = str(answer.get("code") or "ELYNAV_ERROR")
+    error = error_for_code(code)(str(answer.get("message") or code))
+    if error.code != code:  # a code this version does not know: keep it visible
+        error.details["code"] = code
+    return error

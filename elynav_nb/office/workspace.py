@@ -1,0 +1,101 @@
+"""The office's files in a workspace: one lock, the canonical session ids, the history path.
+
+Where it sits: opened by ``Office.start`` and closed by ``Office.stop``. Everything lives under
+``<workspace>/.elynav/``:
+
+- ``office.lock``: held with ``flock`` for the office's whole life. A second office on the same
+  workspace (another kernel, another process, or this one) is refused with
+  ``OFFICE_ALREADY_RUNNING``; the kernel releases the lock when the process dies, so a crashed
+  kernel never blocks the next one.
+- ``sessions.json``: ``{agent: session_id}``, the one canonical conversation of each employee,
+  written atomically (temp file + rename) so a crash leaves the old or the new file, never half.
+- ``history.jsonl``: see ``office/history.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from elynav_nb.errors import OfficeAlreadyRunning
+
+__all__ = ["OfficeFiles"]
+
+
+class OfficeFiles:
+    """The ``.elynav`` folder of one workspace, locked while an office runs on it."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.folder = workspace / ".elynav"
+        self.lock_path = self.folder / "office.lock"
+        self.sessions_path = self.folder / "sessions.json"
+        self.history_path = self.folder / "history.jsonl"
+        self._lock_descriptor: int | None = None
+
+    @property
+    def locked(self) -> bool:
+        return self._lock_descriptor is not None
+
+    def lock(self) -> None:
+        """Take the workspace's office lock, or raise ``OFFICE_ALREADY_RUNNING``."""
+        if self._lock_descriptor is not None:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read_holder(descriptor)
+            os.close(descriptor)
+            raise OfficeAlreadyRunning(
+                f"another office already runs on {self.folder.parent}{holder}; stop it (await office.stop()) "
+                "or use another workspace",
+                details={"workspace": str(self.folder.parent)},
+            ) from None
+        os.ftruncate(descriptor, 0)
+        os.write(descriptor, f"{os.getpid()}\n".encode())
+        self._lock_descriptor = descriptor
+
+    def unlock(self) -> None:
+        """Release the lock (idempotent)."""
+        descriptor, self._lock_descriptor = self._lock_descriptor, None
+        if descriptor is None:
+            return
+        with contextlib.suppress(OSError):
+            os.ftruncate(descriptor, 0)
+        os.close(descriptor)  # closing the descriptor releases the flock
+
+    def load_sessions(self) -> dict[str, str]:
+        try:
+            loaded = json.loads(self.sessions_path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            return {}
+        if not isinstance(loaded, dict):
+            return {}
+        return {str(agent): str(session) for agent, session in loaded.items() if isinstance(session, str)}
+
+    def save_sessions(self, sessions: dict[str, str]) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".sessions-", suffix=".json")
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                json.dump(dict(sorted(sessions.items())), handle, indent=2)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, self.sessions_path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
+
+
+def _read_holder(descriptor: int) -> str:
+    with contextlib.suppress(OSError, ValueError):
+        text = os.pread(descriptor, 32, 0).decode().strip()
+        if text:
+            return f" (process {int(text)})"
+    return ""
