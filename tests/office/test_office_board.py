@@ -1,0 +1,88 @@
+"""The office board, headless: live rows, a Cancel click that ends a running ask, Follow, History."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from elynav_nb.office import USER
+from elynav_nb.widgets import OfficeBoard, TurnView
+
+from .conftest import worker
+
+pytestmark = pytest.mark.anyio
+
+
+async def wait_until(condition, timeout: float = 10.0) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        if condition():
+            return True
+        await asyncio.sleep(0.02)
+    return condition()
+
+
+async def test_the_board_shows_busy_employees_and_a_cancel_click_ends_the_running_ask(make_office):
+    office = await make_office([worker("w-a"), worker("w-b")])
+    board = office.board()
+    assert isinstance(board, OfficeBoard) and office.board() is board  # one live board per office
+    assert "0 busy" in board.status_line.value and board.asks_box.children == ()
+
+    running = office.submit("w-a", "@standin slow 20\nlong work")
+    queued = office.submit("w-a", "next")
+    assert await wait_until(lambda: len(board.rows) == 2 and "1 busy" in board.status_line.value)
+    assert "1 queued" in board.status_line.value
+    assert "w-a</b>" in board.employees_table.value and ">busy<" in board.employees_table.value
+    assert [row.ask for row in (board.rows[running.id], board.rows[queued.id])] == [running, queued]
+    assert board.asks_box.children == (board.rows[running.id].widget, board.rows[queued.id].widget)
+
+    board.rows[running.id].cancel_button.click()  # acts as the user, while the ask runs
+    reply = await asyncio.wait_for(running, timeout=10)
+    assert reply.outcome == "cancelled" and reply.cancelled_by == USER
+    assert (await queued).outcome == "done"  # the queue went on
+    assert await wait_until(lambda: board.rows == {} and "0 busy" in board.status_line.value)
+    assert board.asks_box.children == ()
+
+
+async def test_follow_shows_the_live_transcript_of_the_busy_employee(make_office):
+    office = await make_office([worker("w-a")])
+    board = office.board()
+    board.follow("w-a")
+    assert "idle" in board.follow_title.value and board.follow_area.children == ()
+    ask = office.submit("w-a", "@standin slow 1\nstreamed answer")
+    assert await wait_until(lambda: len(board.follow_area.children) == 1)  # its new turn is followed
+    assert "working for user" in board.follow_title.value
+    await ask
+    view = board.follow_area.children[0]
+    turn_view = _view_of(ask)
+    assert turn_view is not None and view is turn_view.widget
+    assert await wait_until(lambda: "streamed answer" in turn_view.transcript.widget.value)
+
+
+def _view_of(ask) -> TurnView | None:
+    from elynav_nb._display import view_for
+
+    return view_for(ask.turn)
+
+
+async def test_a_refused_click_says_why_and_the_history_button_shows_every_ask(make_office):
+    office = await make_office([worker("w-a"), worker("w-b")])
+    board = office.board()
+    await office.ask("w-a", "first")
+    await office.ask("w-b", "second", sender="w-a")
+    board.cancel("no-such-ask")
+    assert "ASK_NOT_FOUND" in board.message.value
+    board.history_button.click()
+    table = board.history_table.value
+    assert "2 asks" in table and "first" in table and "second" in table and "w-a" in table
+    renders = board.render_count
+    await office.ask("w-a", "while open")
+    await asyncio.sleep(0.3)
+    assert board.render_count > renders
+    board.close()
+    renders = board.render_count
+    await office.ask("w-a", "after close")
+    await asyncio.sleep(0.3)
+    assert board.closed and board.render_count == renders  # a closed board no longer follows the office
