@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from elynav_nb.agents.definitions import AgentDefinition, builtin_agents, default_agents_folder, load_agents
+from elynav_nb.office import ASK_RULE
 
 REPO_AGENTS_FOLDER = Path(__file__).resolve().parents[2] / "agents"
 
@@ -107,7 +108,8 @@ def test_orchestrator_tools_follow_the_seed(agents: dict[str, AgentDefinition]) 
     assert not _crm_tools(orchestrator) & CRM_WRITE_TOOLS, (
         "the orchestrator reads the CRM, logs decisions only"
     )
-    assert "Bash" not in orchestrator.tools
+    assert "Bash" not in orchestrator.tools  # no shell: only the office's delegation command
+    assert ASK_RULE in orchestrator.tools and "elynav ask" in orchestrator.prompt
 
 
 def test_sdr_tools_follow_the_seed(agents: dict[str, AgentDefinition]) -> None:
@@ -122,10 +124,10 @@ def test_sdr_tools_follow_the_seed(agents: dict[str, AgentDefinition]) -> None:
 
 
 def test_cmo_and_content_tools_follow_the_seed(agents: dict[str, AgentDefinition]) -> None:
-    for name in ["elynav-cmo", "elynav-content"]:
+    for name, delegation in [("elynav-cmo", {ASK_RULE}), ("elynav-content", set())]:
         definition = agents[name]
         non_crm = {tool for tool in definition.tools if not tool.startswith("mcp__")}
-        assert non_crm == {"Read", "Write"}, name
+        assert non_crm == {"Read", "Write"} | delegation, name  # the CMO hands its briefs to content
         assert _crm_tools(definition), f"{name} reads the CRM"
         assert not _crm_tools(definition) & CRM_WRITE_TOOLS, f"{name} never writes the CRM"
         assert not _crm_tools(definition) & {"mcp__crm__log_activity"}, name
