@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from elynav_nb.office.asks import Ask, AskStatus, Reply, ReplyOutcome
     from elynav_nb.office.employee import Employee
-    from elynav_nb.office.office import ASK_RULE, Office, OfficeListener
+    from elynav_nb.office.office import Office, OfficeListener
     from elynav_nb.office.rights import USER
+    from elynav_nb.office.staffing import ASK_RULE
 
 _LAZY_NAMES = {
-    "ASK_RULE": "elynav_nb.office.office",
+    "ASK_RULE": "elynav_nb.office.staffing",
     "Ask": "elynav_nb.office.asks",
     "AskStatus": "elynav_nb.office.asks",
     "Employee": "elynav_nb.office.employee",

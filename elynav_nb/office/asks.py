@@ -25,6 +25,7 @@ from elynav_nb._display import rich_bundle
 from elynav_nb.agents.events import AgentEvent
 from elynav_nb.agents.results import TurnResult, events_frame
 from elynav_nb.errors import AgentTimeout, ElynavError, error_for_code
+from elynav_nb.office.history import utc_now
 from elynav_nb.office.rights import USER
 
 if TYPE_CHECKING:
@@ -35,7 +36,17 @@ if TYPE_CHECKING:
     from elynav_nb.agents.runner import Turn
     from elynav_nb.office.office import Office
 
-__all__ = ["Ask", "AskStatus", "Reply", "ReplyOutcome", "reply_outcome_for"]
+__all__ = [
+    "Ask",
+    "AskStatus",
+    "Reply",
+    "ReplyOutcome",
+    "error_code_for",
+    "past_tense",
+    "reply_from_turn",
+    "reply_outcome_for",
+    "synthetic_reply",
+]
 
 ReplyOutcome = Literal["done", "cancelled", "timeout", "failed"]
 AskStatus = Literal["queued", "running", "done", "cancelled", "timeout", "failed"]
@@ -52,6 +63,15 @@ _TURN_OUTCOMES: dict[str, ReplyOutcome] = {
 def reply_outcome_for(result: TurnResult) -> ReplyOutcome:
     """The office outcome of a runner outcome (a CLI-reported error is a failed ask)."""
     return _TURN_OUTCOMES[result.outcome]
+
+
+def error_code_for(outcome: ReplyOutcome) -> str:
+    """The diagnostic code of an ask that did not end ``done`` and brought no code of its own."""
+    return {"cancelled": "CANCELLED", "timeout": "AGENT_TIMEOUT"}.get(outcome, "AGENT_PROCESS_ERROR")
+
+
+def past_tense(outcome: ReplyOutcome) -> str:
+    return "timed out" if outcome == "timeout" else outcome
 
 
 @dataclass(frozen=True)
@@ -248,3 +268,50 @@ class Ask:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return rich_bundle(self, include, exclude)
+
+
+def reply_from_turn(ask: Ask, result: TurnResult) -> Reply:
+    """The reply of an ask its employee's turn answered (whatever the turn's outcome)."""
+    outcome = reply_outcome_for(result)
+    error_code = result.error_code
+    if not error_code and outcome != "done":
+        error_code = error_code_for(outcome)
+    return Reply(
+        ask_id=ask.id,
+        sender=ask.sender,
+        agent=ask.agent,
+        outcome=outcome,
+        text=result.text,
+        prompt=ask.text,
+        queued_at=ask.queued_at,
+        started_at=ask.started_at,
+        ended_at=utc_now(),
+        parent_id=ask.parent_id,
+        events=result.events,
+        session_id=result.session_id,
+        cost_usd=result.cost_usd,
+        error=result.error,
+        error_code=error_code,
+        cancelled_by=ask.cancelled_by if outcome == "cancelled" else "",
+        used_standin=result.used_standin,
+    )
+
+
+def synthetic_reply(ask: Ask, outcome: ReplyOutcome, error: str, error_code: str, *, session_id: str) -> Reply:
+    """The reply of an ask that no turn answered: cancelled in the queue, timed out, the CLI gone."""
+    return Reply(
+        ask_id=ask.id,
+        sender=ask.sender,
+        agent=ask.agent,
+        outcome=outcome,
+        text="",
+        prompt=ask.text,
+        queued_at=ask.queued_at,
+        started_at=ask.started_at,
+        ended_at=utc_now(),
+        parent_id=ask.parent_id,
+        session_id=session_id,
+        error=error,
+        error_code=error_code,
+        cancelled_by=ask.cancelled_by if outcome == "cancelled" else "",
+    )

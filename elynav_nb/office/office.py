@@ -31,8 +31,6 @@ import importlib
 import math
 import os
 import secrets
-import shutil
-import sys
 import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -40,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elynav_nb._display import rich_bundle, view_for
-from elynav_nb.agents.definitions import AgentDefinition, builtin_agents, install_agents, load_agents
+from elynav_nb.agents.definitions import AgentDefinition
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import (
     AgentBusy,
@@ -51,28 +49,32 @@ from elynav_nb.errors import (
     InvalidInput,
     RunnerClosed,
 )
-from elynav_nb.office.asks import Ask, Reply, reply_outcome_for
+from elynav_nb.office.asks import (
+    Ask,
+    Reply,
+    ReplyOutcome,
+    error_code_for,
+    past_tense,
+    reply_from_turn,
+    synthetic_reply,
+)
 from elynav_nb.office.cascade import check_no_cycle
 from elynav_nb.office.employee import Employee
 from elynav_nb.office.history import HistoryLog, fold_records, history_frame, utc_now
-from elynav_nb.office.peers import TOKEN_VARIABLE, Caller, identify_caller
+from elynav_nb.office.peers import Caller, identify_caller
 from elynav_nb.office.rights import USER, check_cancel_right
 from elynav_nb.office.socket_server import OfficeSocketServer
-from elynav_nb.office.wire import SOCKET_VARIABLE
+from elynav_nb.office.staffing import ASK_RULE, resolve_definitions, runner_for
 from elynav_nb.office.workspace import OfficeFiles
 
 if TYPE_CHECKING:
     import pandas
 
-    from elynav_nb.agents.results import TurnResult
-
 __all__ = ["ASK_RULE", "Office", "OfficeListener"]
 
-ASK_RULE = "Bash(elynav ask:*)"
-"""The permission rule an agent definition lists in ``tools`` to delegate with ``elynav ask``."""
-
-OfficeListener = Callable[[str, Ask], None]
-"""``listener(event, ask)``; events: ``queued``, ``started``, ``turn``, ``cancelling``, ``ended``."""
+OfficeListener = Callable[[str, Ask | None], None]
+"""``listener(event, ask)``; events: ``queued``, ``started``, ``turn``, ``cancelling``, ``ended`` (with
+their ask), and ``stopped`` (with ``None``)."""
 
 _KEPT_FINISHED_ASKS = 10_000
 
@@ -138,7 +140,7 @@ class Office:
         self.files.lock()
         try:
             unfinished = self.history_log.end_unfinished("the office stopped before this ask ended")
-            definitions = await asyncio.to_thread(self._definitions)
+            definitions = await asyncio.to_thread(resolve_definitions, self.workspace, self.agent_choice)
             self._sessions = self.files.load_sessions()
             if self.listen:
                 self.socket_server = OfficeSocketServer(self)
@@ -155,66 +157,21 @@ class Office:
         self.history_log.note(note)
         return self
 
-    def _definitions(self) -> list[AgentDefinition]:
-        folder = self.workspace / ".claude" / "agents"
-        if self.agent_choice is None:
-            if not folder.is_dir() or not any(folder.glob("*.md")):
-                install_agents(self.workspace)
-            return list(load_agents(folder).values())
-        found = load_agents(folder) if folder.is_dir() else {}
-        builtins = builtin_agents()
-        definitions: list[AgentDefinition] = []
-        for choice in self.agent_choice:
-            if isinstance(choice, AgentDefinition):
-                definitions.append(choice)
-            elif choice in found or choice in builtins:
-                definitions.append(found.get(choice) or builtins[choice])
-            else:
-                raise AgentNotFound(
-                    f"no agent {choice!r} in {folder} nor among the built-in Elynav agents",
-                    details={"agent": choice},
-                )
-        names = [definition.name for definition in definitions]
-        if len(set(names)) != len(names) or USER in names:
-            raise InvalidInput(f"agent names must be unique and not {USER!r}: {names}")
-        return definitions
-
     def _make_employee(self, definition: AgentDefinition) -> Employee:
         token = secrets.token_hex(16)
-        runner = self._make_runner(definition, token, resume=self._sessions.get(definition.name))
-        return Employee(definition, runner, token)
+        return Employee(definition, self._make_runner(definition, token, resume=self._sessions.get(definition.name)), token)
 
     def _make_runner(self, definition: AgentDefinition, token: str, *, resume: str | None) -> AgentRunner:
-        options = dict(self.runner_options)
-        environment = dict(options.pop("environment", None) or {})
-        environment.update(self._agent_environment(token))
-        extra_arguments = list(options.pop("extra_arguments", ()))
-        bash_rules = [tool for tool in definition.tools if tool.startswith("Bash(")]
-        if bash_rules:
-            extra_arguments += ["--allowedTools", *bash_rules]
-        return AgentRunner(
+        return runner_for(
             definition,
             self.workspace,
+            token=token,
+            socket_path=self.socket_path,
+            ask_timeout=self.ask_timeout,
             executable=self.executable,
             resume=resume,
-            environment=environment,
-            extra_arguments=extra_arguments,
-            **options,
+            runner_options=self.runner_options,
         )
-
-    def _agent_environment(self, token: str) -> dict[str, str]:
-        """What every agent process gets: the socket, its token, ``elynav`` on PATH, Bash bounds above ours."""
-        environment = {TOKEN_VARIABLE: token}
-        if self.socket_path is not None:
-            environment[SOCKET_VARIABLE] = str(self.socket_path)
-        script_folder = _elynav_script_folder()
-        path = os.environ.get("PATH", "")
-        if script_folder and script_folder not in path.split(os.pathsep):
-            environment["PATH"] = os.pathsep.join([script_folder, path]) if path else script_folder
-        bash_bound_ms = str(int(self.ask_timeout * 1000))
-        environment["BASH_DEFAULT_TIMEOUT_MS"] = bash_bound_ms  # a delegated ask may take longer than 2 min
-        environment["BASH_MAX_TIMEOUT_MS"] = bash_bound_ms
-        return environment
 
     async def stop(self) -> None:
         """End every ask (queued: cancelled; running: interrupted), stop every CLI, unlock. Idempotent, bounded."""
@@ -229,7 +186,7 @@ class Office:
             await asyncio.wait(pending, timeout=30.0)
         for ask in list(self._asks.values()):  # a CLI that ignored everything: settle it anyway
             if not ask.done:
-                self._finish(ask, self._synthetic_reply(ask, "failed", "the office stopped", "OFFICE_STOPPED"))
+                self._finish(ask, self._synthetic(ask, "failed", "the office stopped", "OFFICE_STOPPED"))
         await asyncio.gather(
             *(employee.runner.stop() for employee in self.employees.values()), return_exceptions=True
         )
@@ -471,14 +428,14 @@ class Office:
             if ask.cancel_outcome is not None:
                 turn.cancel(ask.cancel_reason, outcome="timeout" if ask.cancel_outcome == "timeout" else "cancelled")
             result = await turn
-            self._finish(ask, self._reply_from_turn(ask, result))
+            self._finish(ask, reply_from_turn(ask, result))
         except ElynavError as error:
-            self._finish(ask, self._synthetic_reply(ask, "failed", str(error), error.code))
+            self._finish(ask, self._synthetic(ask, "failed", str(error), error.code))
         except asyncio.CancelledError:
-            self._finish(ask, self._synthetic_reply(ask, "failed", "the office stopped", "OFFICE_STOPPED"))
+            self._finish(ask, self._synthetic(ask, "failed", "the office stopped", "OFFICE_STOPPED"))
             raise
         except Exception as error:  # never leave an ask pending: its callers would wait forever
-            self._finish(ask, self._synthetic_reply(ask, "failed", f"{type(error).__name__}: {error}", "AGENT_PROCESS_ERROR"))
+            self._finish(ask, self._synthetic(ask, "failed", f"{type(error).__name__}: {error}", "AGENT_PROCESS_ERROR"))
 
     async def _start_runner(self, employee: Employee) -> None:
         """Start the employee's CLI; a conversation that cannot be resumed is replaced by a new one."""
@@ -504,48 +461,8 @@ class Office:
         self._sessions[employee.name] = employee.session_id
         self.files.save_sessions(self._sessions)
 
-    def _reply_from_turn(self, ask: Ask, result: TurnResult) -> Reply:
-        outcome = reply_outcome_for(result)
-        error_code = result.error_code
-        if not error_code and outcome != "done":
-            error_code = _code_for(outcome)
-        return Reply(
-            ask_id=ask.id,
-            sender=ask.sender,
-            agent=ask.agent,
-            outcome=outcome,
-            text=result.text,
-            prompt=ask.text,
-            queued_at=ask.queued_at,
-            started_at=ask.started_at,
-            ended_at=utc_now(),
-            parent_id=ask.parent_id,
-            events=result.events,
-            session_id=result.session_id,
-            cost_usd=result.cost_usd,
-            error=result.error,
-            error_code=error_code,
-            cancelled_by=ask.cancelled_by if outcome == "cancelled" else "",
-            used_standin=result.used_standin,
-        )
-
-    def _synthetic_reply(self, ask: Ask, outcome: str, error: str, error_code: str) -> Reply:
-        return Reply(
-            ask_id=ask.id,
-            sender=ask.sender,
-            agent=ask.agent,
-            outcome=outcome,  # type: ignore[arg-type]
-            text="",
-            prompt=ask.text,
-            queued_at=ask.queued_at,
-            started_at=ask.started_at,
-            ended_at=utc_now(),
-            parent_id=ask.parent_id,
-            session_id=self.employees[ask.agent].session_id,
-            error=error,
-            error_code=error_code,
-            cancelled_by=ask.cancelled_by if outcome == "cancelled" else "",
-        )
+    def _synthetic(self, ask: Ask, outcome: ReplyOutcome, error: str, error_code: str) -> Reply:
+        return synthetic_reply(ask, outcome, error, error_code, session_id=self.employees[ask.agent].session_id)
 
     def _finish(self, ask: Ask, reply: Reply) -> None:
         """Settle an ask once; free its employee; cancel what it was still waiting on."""
@@ -605,21 +522,21 @@ class Office:
         self._cancel(ask, by=caller, outcome="cancelled", reason=reason or f"cancelled by {caller}")
         return ask
 
-    def _cancel(self, ask: Ask, *, by: str, outcome: str, reason: str) -> None:
+    def _cancel(self, ask: Ask, *, by: str, outcome: ReplyOutcome, reason: str) -> None:
         if ask.done or ask.cancelling:
             return
         ask.cancelled_by = by if outcome == "cancelled" else ""
-        ask.cancel_outcome = outcome  # type: ignore[assignment]
+        ask.cancel_outcome = outcome
         ask.cancel_reason = reason
         for child in ask.pending_children():  # the logical cascade: at once, no process has to die first
             self._cancel(
                 child,
                 by=by,
                 outcome="cancelled",
-                reason=f"the ask it was sent from ({ask.id}, {ask.sender} -> {ask.agent}) was {_past(outcome)}",
+                reason=f"the ask it was sent from ({ask.id}, {ask.sender} -> {ask.agent}) was {past_tense(outcome)}",
             )
         if ask.status == "queued" or ask.turn is None and ask.status == "running":
-            self._finish(ask, self._synthetic_reply(ask, outcome, reason, _code_for(outcome)))
+            self._finish(ask, self._synthetic(ask, outcome, reason, error_code_for(outcome)))
             return
         self._notify("cancelling", ask)
         assert ask.turn is not None
@@ -666,7 +583,7 @@ class Office:
     def _notify(self, event: str, ask: Ask | None) -> None:
         for listener in list(self._listeners):
             try:
-                listener(event, ask)  # type: ignore[arg-type]
+                listener(event, ask)
             except Exception:  # a broken view must not break the office
                 self._listeners.remove(listener)
 
@@ -696,20 +613,3 @@ class Office:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return rich_bundle(self, include, exclude)
-
-
-def _past(outcome: str) -> str:
-    return "timed out" if outcome == "timeout" else outcome
-
-
-def _code_for(outcome: str) -> str:
-    return {"cancelled": "CANCELLED", "timeout": "AGENT_TIMEOUT"}.get(outcome, "AGENT_PROCESS_ERROR")
-
-
-def _elynav_script_folder() -> str | None:
-    """The folder of the ``elynav`` script that belongs to this Python (kernels often lack it on PATH)."""
-    beside_python = Path(sys.executable).parent / "elynav"
-    if beside_python.is_file():
-        return str(beside_python.parent)
-    found = shutil.which("elynav")
-    return str(Path(found).parent) if found else None

@@ -176,7 +176,8 @@ def _base_tools(plan: StartPlan) -> tuple[list[str], bool]:
     options = plan.options
     restricted = False
     if plan.agent_tools is not None:
-        tools = list(plan.agent_tools)
+        # A permission rule such as Bash(elynav ask:*) makes its tool available: init lists "Bash".
+        tools = list(dict.fromkeys(tool.split("(")[0].strip() for tool in plan.agent_tools))
         restricted = True
     elif options.tools is not None and options.tools != ["default"]:
         tools = list(options.tools)

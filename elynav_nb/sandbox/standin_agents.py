@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from elynav_nb.sandbox.standin_tools import split_rules
+
 __all__ = ["BUILTIN_AGENTS", "AgentCatalogue", "AgentDefinition", "load_agent_catalogue", "parse_tool_names"]
 
 
@@ -68,11 +70,11 @@ class AgentCatalogue:
 
 
 def parse_tool_names(value: object) -> list[str] | None:
-    """``tools:`` as a YAML list or a comma string -> list of names; absent -> None."""
+    """``tools:`` as a YAML list or a comma string (commas inside parentheses kept) -> names; absent -> None."""
     if value is None:
         return None
     if isinstance(value, str):
-        return [piece.strip() for piece in value.split(",") if piece.strip()]
+        return split_rules(value, ",")
     if isinstance(value, list):
         return [str(item).strip() for item in value if str(item).strip()]
     return None

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from elynav_nb.sandbox.standin_tools import split_rules
+
 __all__ = [
     "HELP_TEXT",
     "FlagError",
@@ -110,7 +112,7 @@ HELP_TEXT = """Usage: claude [options] [command] [prompt]
 elynav stand-in for the Claude Code CLI: not Claude. It speaks the stream-json protocol of
 `claude --print` with deterministic local replies, no account and no network.
 Scripted behaviours: put a line `@standin <name> <args>` in a user message
-(bash, mcp, slow, sleep-tool, flood, big-result, think, api-error, no-login, max-turns, subagent).
+(bash, ask, mcp, slow, sleep-tool, flood, big-result, think, api-error, no-login, max-turns, subagent).
 
 Options:
   -p, --print                       Print response and exit
@@ -226,10 +228,11 @@ def permission_mode_choices(modern: bool) -> tuple[str, ...]:
 
 
 def _split_tool_list(values: list[str]) -> list[str]:
-    """``--tools "Bash,Read" Edit`` -> ``["Bash", "Read", "Edit"]`` (comma or space separated)."""
+    """``--tools "Bash,Read" Edit`` -> ``["Bash", "Read", "Edit"]``: comma or space separated, but a rule's
+    parentheses keep their spaces and commas (``"Bash(elynav ask:*)"`` stays one rule)."""
     names: list[str] = []
     for value in values:
-        names.extend(value.replace(",", " ").split())
+        names.extend(split_rules(value, ", \t\n"))
     return names
 
 

@@ -5,6 +5,8 @@ one line ``@standin <name> <args>``; every other line is ordinary text, answered
 echo reply. Directives run in the order written, so one message can chain several tool uses.
 
     @standin bash <command>                   Bash tool (permission rules apply), really run in its own session
+    @standin ask <agent> <text...>            Bash ``elynav ask <agent> <text>`` (text shell-quoted, may hold a
+                                              nested ``@standin`` line, kept as text), otherwise like bash
     @standin mcp <server> <tool> [json-args]  call a tool of an --mcp-config server, as a real MCP client
     @standin sleep-tool <seconds>             Bash ``sleep <seconds>`` (read-only: never needs approval)
     @standin big-result <bytes>               Bash tool whose tool_result line is larger than <bytes>
@@ -29,10 +31,11 @@ from typing import Any
 __all__ = ["DIRECTIVE_NAMES", "TOOL_DIRECTIVES", "Directive", "ParsedMessage", "parse_message"]
 
 DIRECTIVE_PREFIX = "@standin"
-TOOL_DIRECTIVES = frozenset({"bash", "mcp", "sleep-tool", "big-result", "subagent"})
+TOOL_DIRECTIVES = frozenset({"bash", "ask", "mcp", "sleep-tool", "big-result", "subagent"})
 DIRECTIVE_NAMES = frozenset(
     {
         "bash",
+        "ask",
         "mcp",
         "sleep-tool",
         "big-result",
@@ -54,6 +57,7 @@ class Directive:
     name: str
     argument: str = ""
     number: float = 0.0
+    agent: str = ""
     server: str = ""
     tool: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
@@ -106,6 +110,11 @@ def _parse_directive(name: str, argument: str) -> Directive:
         if not argument.strip():
             return Directive(name, argument, problem="@standin bash needs a command")
         return Directive(name, argument.strip())
+    if name == "ask":
+        parts = argument.split(None, 1)
+        if len(parts) < 2:
+            return Directive(name, argument, problem="@standin ask needs <agent> <text>")
+        return Directive(name, parts[1].strip(), agent=parts[0])
     if name == "mcp":
         parts = argument.split(None, 2)
         if len(parts) < 2:

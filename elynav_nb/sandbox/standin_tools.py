@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shlex
 import signal
 import subprocess
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ __all__ = [
     "bash_result_content",
     "decide_permission",
     "is_read_only_command",
+    "shell_subcommands",
+    "split_rules",
 ]
 
 READ_ONLY_COMMANDS = frozenset(
@@ -64,6 +67,25 @@ def is_read_only_command(command: str) -> bool:
     return saw_command
 
 
+def split_rules(text: str, separators: str) -> list[str]:
+    """Split a rule list on ``separators`` outside parentheses: ``Bash(elynav ask:*), Read`` -> 2 rules."""
+    rules: list[str] = []
+    current = ""
+    depth = 0
+    for character in text:
+        if character == "(":
+            depth += 1
+        elif character == ")" and depth > 0:
+            depth -= 1
+        if character in separators and depth == 0:
+            rules.append(current)
+            current = ""
+        else:
+            current += character
+    rules.append(current)
+    return [rule.strip() for rule in rules if rule.strip()]
+
+
 @dataclass(frozen=True)
 class PermissionDecision:
     """``behavior`` is ``allow``, ``ask`` or ``deny``; ``reason_type`` feeds ``tool_result_meta``."""
@@ -91,6 +113,41 @@ def _rule_matches(rule: str, tool_name: str, command: str | None) -> bool:
     return command == pattern
 
 
+def shell_subcommands(command: str) -> list[str] | None:
+    """The simple commands of a compound shell command (split on ``; & | && ||`` and newlines outside
+    quotes), or ``None`` when its quotes do not balance."""
+    lexer = shlex.shlex(command, posix=False, punctuation_chars=";&|\n")
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    pieces: list[list[str]] = [[]]
+    try:
+        for token in lexer:
+            if token and set(token) <= set(";&|\n"):
+                pieces.append([])
+            else:
+                pieces[-1].append(token)
+    except ValueError:
+        return None
+    return [" ".join(words) for words in pieces if words]
+
+
+def _rule_allows(rule: str, tool_name: str, command: str | None) -> bool:
+    """A rule allows a Bash command only when it allows each of its simple commands (read-only ones pass),
+    as the real CLI does: ``Bash(elynav ask:*)`` does not allow ``elynav ask x y; rm -rf z``."""
+    if tool_name != "Bash" or command is None or rule.strip() == "Bash":
+        return _rule_matches(rule, tool_name, command)
+    subcommands = shell_subcommands(command)
+    if not subcommands:
+        return False
+    matched = False
+    for subcommand in subcommands:
+        if _rule_matches(rule, tool_name, subcommand):
+            matched = True
+        elif not is_read_only_command(subcommand):
+            return False
+    return matched
+
+
 def decide_permission(
     tool_name: str,
     command: str | None,
@@ -110,7 +167,7 @@ def decide_permission(
     if permission_mode == "plan":
         return PermissionDecision("deny", "mode", f"{tool_name} is not available in plan mode.")
     for rule in allowed_rules:
-        if _rule_matches(rule, tool_name, command):
+        if _rule_allows(rule, tool_name, command):
             return PermissionDecision("allow", "rule")
     is_shell = tool_name == "Bash"
     if is_shell and command is not None and is_read_only_command(command):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -514,6 +515,15 @@ class TurnRunner:
                 {
                     "command": directive.argument,
                     "description": "Run the command from the @standin bash directive",
+                },
+                None,
+            )
+        if directive.name == "ask":
+            return (
+                "Bash",
+                {
+                    "command": f"elynav ask {shlex.quote(directive.agent)} {shlex.quote(directive.argument)}",
+                    "description": f"Ask the agent {directive.agent} through elynav",
                 },
                 None,
             )

@@ -7,7 +7,7 @@ What a person sees, top to bottom::
 
     status line        office state · N busy · M queued
     employees table    agent · status · working for · queued · running since · [Follow]
-    asks               one row per running or queued ask: id · sender → agent · status · text · [Cancel]
+    asks               one row per running or queued ask: [Cancel ask] id · sender → agent · status · text
     [History]          opens (and refreshes) the unified history table below
     follow area        the live transcript (TurnView) of the employee being followed
 
@@ -66,7 +66,7 @@ class _AskRow:
         self.ask = ask
         self.label = ipywidgets.HTML()
         self.cancel_button = ipywidgets.Button(
-            description="Cancel", icon="stop", button_style="danger", tooltip=f"Cancel ask {ask.id} (as the user)"
+            description="Cancel ask", icon="stop", button_style="danger", tooltip=f"Cancel ask {ask.id} (as the user)"
         )
         self.cancel_button.on_click(lambda _button: board.cancel(ask.id))
         self.widget = ipywidgets.HBox([self.cancel_button, self.label])
@@ -91,7 +91,12 @@ class OfficeBoard:
         self.employees_table = ipywidgets.HTML()
         self.follow_buttons: dict[str, ipywidgets.Button] = {}
         for name in office.employees:
-            button = ipywidgets.Button(description=f"Follow {name}", icon="eye", tooltip=f"Show {name}'s live output")
+            button = ipywidgets.Button(
+                description=f"Follow {name}",
+                icon="eye",
+                tooltip=f"Show {name}'s live output",
+                layout=ipywidgets.Layout(width="auto"),
+            )
             button.on_click(lambda _button, name=name: self.follow(name))
             self.follow_buttons[name] = button
         self.asks_box = ipywidgets.VBox()
@@ -115,6 +120,7 @@ class OfficeBoard:
         )
         self.rows: dict[str, _AskRow] = {}
         self.followed: str | None = None
+        self._cancelled_ask: Ask | None = None  # the message line says how it ended
         self._closed = False
         self._limiter = RateLimiter(self.refresh, min_interval=min_interval)
         self._ticker: asyncio.TimerHandle | None = None
@@ -148,6 +154,10 @@ class OfficeBoard:
         )
         self.employees_table.value = self._employees_html(employees)
         self._sync_ask_rows()
+        cancelled = self._cancelled_ask
+        if cancelled is not None and cancelled.reply is not None:
+            self.message.value = f"ask <code>{html.escape(cancelled.id)}</code>: {html.escape(cancelled.reply.outcome)}"
+            self._cancelled_ask = None
         self._keep_ticking(busy > 0)
 
     def _employees_html(self, employees: list[Employee]) -> str:
@@ -173,10 +183,10 @@ class OfficeBoard:
         live = self.office.asks
         live_ids = {ask.id for ask in live}
         for ask_id in [ask_id for ask_id in self.rows if ask_id not in live_ids]:
-            row = self.rows.pop(ask_id)
-            row.cancel_button.close()
-            row.label.close()
-            row.widget.close()
+            ended = self.rows.pop(ask_id)
+            ended.cancel_button.close()
+            ended.label.close()
+            ended.widget.close()
         for ask in live:
             row = self.rows.get(ask.id)
             if row is None:
@@ -206,7 +216,7 @@ class OfficeBoard:
     def cancel(self, ask_id: str) -> None:
         """Cancel an ask as the user; the answer shows in the message line."""
         try:
-            self.office.cancel(ask_id, by=USER)
+            self._cancelled_ask = self.office.cancel(ask_id, by=USER)
             self.message.value = f"cancelling ask <code>{html.escape(ask_id)}</code>"
         except ElynavError as error:
             self.message.value = f"<span style='color:#c62828'>{html.escape(error.code)}: {html.escape(str(error))}</span>"
@@ -231,11 +241,12 @@ class OfficeBoard:
         frame = self.office.history()
         columns = ["queued_at", "sender", "agent", "outcome", "prompt", "reply", "error_code", "wait_s", "run_s"]
         recent = frame[columns].tail(HISTORY_ROWS).copy()
+        recent["queued_at"] = recent["queued_at"].dt.strftime("%H:%M:%S")
         for column in ("prompt", "reply"):
             recent[column] = recent[column].map(lambda text: _shorten(str(text), 60))
+        table = recent.to_html(index=False, na_rep="", justify="left", float_format=lambda value: f"{value:.2f}")
         self.history_table.value = (
-            f"<b>History</b> ({len(frame)} asks, last {min(len(frame), HISTORY_ROWS)} shown)"
-            + recent.to_html(index=False, na_rep="", float_format=lambda value: f"{value:.2f}")
+            f"<b>History</b> ({len(frame)} asks, last {min(len(frame), HISTORY_ROWS)} shown){table}"
         )
 
     # -- life ---------------------------------------------------------------------------------------------

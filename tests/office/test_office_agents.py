@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import signal
 import sys
@@ -19,7 +20,7 @@ import psutil
 import pytest
 
 from elynav_nb.agents import AgentDefinition
-from elynav_nb.office import ASK_RULE, USER
+from elynav_nb.office import USER
 
 from .conftest import worker
 
@@ -73,6 +74,8 @@ async def test_an_agent_delegates_with_elynav_ask_and_the_office_knows_who_asked
     assert list(history["sender"]) == [USER, "w-a"] and list(history["agent"]) == ["w-a", "w-b"]
     assert history["parent_id"].iloc[1] == reply.ask_id and list(history["outcome"]) == ["done", "done"]
     assert list(office.history("w-b")["ask_id"]) == [history["ask_id"].iloc[1]]
+    started = office.employee("w-a").runner.last_started
+    assert started is not None and started.tools == ("Read", "Bash")  # like the real CLI: the rule's tool is listed
 
 
 async def test_a_cancel_cascades_down_a_depth_five_chain_of_real_processes(make_office):
@@ -81,8 +84,8 @@ async def test_a_cancel_cascades_down_a_depth_five_chain_of_real_processes(make_
     assert await wait_until(lambda: len([ask for ask in office.asks if ask.status == "running"]) == 6, timeout=30)
     assert await wait_until(lambda: any("sleep" in " ".join(p.cmdline()) for p in tool_processes(office)))
     asks = sorted(office.asks, key=lambda ask: CHAIN.index(ask.agent))
-    assert [(ask.sender, ask.agent) for ask in asks] == [(USER, "w-a")] + list(zip(CHAIN, CHAIN[1:], strict=False))
-    assert all(child.parent is parent for parent, child in zip(asks, asks[1:], strict=False))
+    assert [(ask.sender, ask.agent) for ask in asks] == [(USER, "w-a"), *itertools.pairwise(CHAIN)]
+    assert all(child.parent is parent for parent, child in itertools.pairwise(asks))
     started = time.monotonic()
     root.cancel()
     replies = await asyncio.wait_for(asyncio.gather(*asks), timeout=20)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from elynav_nb.sandbox.standin_agents import load_agent_catalogue
+from elynav_nb.sandbox.standin_agents import load_agent_catalogue, parse_tool_names
 from elynav_nb.sandbox.standin_args import FlagError, parse_arguments
 from elynav_nb.sandbox.standin_directives import parse_message
 from elynav_nb.sandbox.standin_mcp import expand_variables, load_mcp_configuration
-from elynav_nb.sandbox.standin_tools import decide_permission, is_read_only_command
+from elynav_nb.sandbox.standin_tools import decide_permission, is_read_only_command, shell_subcommands
 
 
 def test_directives_are_split_from_plain_text() -> None:
@@ -36,12 +36,34 @@ def test_directives_are_split_from_plain_text() -> None:
         ("@standin mcp onlyserver", "needs <server> <tool>"),
         ("@standin mcp s t [1]", "JSON object"),
         ("@standin dance", "unknown directive"),
+        ("@standin ask", "@standin ask needs <agent> <text>"),
+        ("@standin ask someone", "@standin ask needs <agent> <text>"),
+        ("@standin ask someone   ", "@standin ask needs <agent> <text>"),
     ],
 )
 def test_bad_directives_carry_a_problem(line: str, problem: str) -> None:
     parsed = parse_message(line)
     assert problem in parsed.problems()[0]
     assert parsed.tool_directives() == []
+
+
+def test_ask_directive_takes_an_agent_and_the_rest_of_the_line() -> None:
+    parsed = parse_message("before\n@standin ask elynav-sdr  Find three leads, in 'Lyon'.  \nafter")
+    assert parsed.problems() == [] and parsed.text == "before\nafter"
+    [directive] = parsed.tool_directives()
+    assert (directive.name, directive.agent, directive.argument) == (
+        "ask",
+        "elynav-sdr",
+        "Find three leads, in 'Lyon'.",
+    )
+
+
+def test_nested_directive_in_ask_text_stays_text() -> None:
+    parsed = parse_message("@standin ask B @standin ask C @standin sleep-tool 30")
+    assert [(d.name, d.agent, d.argument) for d in parsed.directives] == [
+        ("ask", "B", "@standin ask C @standin sleep-tool 30")
+    ]
+    assert parsed.text == ""
 
 
 @pytest.mark.parametrize(
@@ -74,6 +96,11 @@ def test_read_only_commands(command: str, read_only: bool) -> None:
         ("dontAsk", "touch x", [], True, "deny"),
         ("default", "git status", ["Bash(git:*)"], False, "allow"),
         ("default", "git status", ["Bash(npm *)"], False, "deny"),
+        ("default", "elynav ask x y", ["Bash(elynav ask:*)"], False, "allow"),
+        ("default", "elynav ask x 'a b; c'", ["Read", "Bash(elynav ask:*)"], False, "allow"),
+        ("default", "elynav ask x y", [], False, "deny"),
+        ("default", "elynav ask x y", [], True, "ask"),
+        ("default", "elynav run x", ["Bash(elynav ask:*)"], False, "deny"),
     ],
 )
 def test_bash_permission_policy(
@@ -88,6 +115,33 @@ def test_bash_permission_policy(
         prompt_over_stdio=prompt,
     )
     assert decision.behavior == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "behavior"),
+    [
+        ("elynav ask w-b 'une demande; avec un point-virgule'", "allow"),
+        ("elynav ask w-b hello && echo done", "allow"),  # the other piece is read-only
+        ("elynav ask w-b hello; rm -rf rapports", "deny"),  # a prefix rule does not cover a second command
+        ("elynav ask w-b hello\ntouch x", "deny"),
+        ("elynav ask w-b 'unbalanced", "deny"),
+    ],
+)
+def test_a_prefix_rule_covers_each_simple_command_not_the_whole_line(command: str, behavior: str) -> None:
+    decision = decide_permission(
+        "Bash",
+        command,
+        permission_mode="default",
+        allowed_rules=["Bash(elynav ask:*)"],
+        disallowed_rules=[],
+        prompt_over_stdio=False,
+    )
+    assert decision.behavior == behavior
+
+
+def test_shell_subcommands_split_outside_quotes_only() -> None:
+    assert shell_subcommands("a 'b; c' | d && e\nf") == ["a 'b; c'", "d", "e", "f"]
+    assert shell_subcommands("echo 'open") is None
 
 
 def test_mcp_tools_need_a_rule_or_an_answer() -> None:
@@ -144,8 +198,35 @@ def test_flags_parse_like_commander() -> None:
         == "error: option '--max-turns <turns>' argument 'abc' is invalid. must be a number"
     )
     assert parse_arguments(["--permission-mode", "default"], modern=True).permission_mode == "default"
+    assert parse_arguments(["--tools", "Bash,Read", "Edit"], modern=True).tools == ["Bash", "Read", "Edit"]
     with pytest.raises(FlagError):
         parse_arguments(["--permission-mode", "manual"], modern=False)
+
+
+@pytest.mark.parametrize(
+    ("values", "rules"),
+    [
+        (["Bash(elynav ask:*)"], ["Bash(elynav ask:*)"]),
+        (["Bash(elynav ask:*)", "Read"], ["Bash(elynav ask:*)", "Read"]),
+        (["Bash(elynav ask:*) Read,Edit"], ["Bash(elynav ask:*)", "Read", "Edit"]),
+        (["Bash,Read", "Edit"], ["Bash", "Read", "Edit"]),
+        ([" Bash , Read "], ["Bash", "Read"]),
+        (["Agent(a, b),Bash(git diff:*)"], ["Agent(a, b)", "Bash(git diff:*)"]),
+    ],
+)
+def test_rule_lists_split_outside_parentheses_only(values: list[str], rules: list[str]) -> None:
+    options = parse_arguments(["--allowedTools", *values, "--disallowedTools", *values], modern=True)
+    assert options.allowed_tools == rules and options.disallowed_tools == rules
+
+
+def test_agent_tools_string_keeps_rules_with_spaces_and_commas() -> None:
+    assert parse_tool_names("Read, Bash(elynav ask:*), Agent(a, b)") == [
+        "Read",
+        "Bash(elynav ask:*)",
+        "Agent(a, b)",
+    ]
+    assert parse_tool_names(["Bash(elynav ask:*)", " Read "]) == ["Bash(elynav ask:*)", "Read"]
+    assert parse_tool_names(None) is None
 
 
 def test_variable_expansion() -> None:

@@ -218,8 +218,11 @@ def process_exists(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().split(")")[-1].split()[0] != "Z"
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except OSError:  # reaped between the two checks (ENOENT on open, ESRCH on read)
+        return False
 
 
 def children_of(pid: int) -> list[int]:
@@ -242,10 +245,18 @@ def session_of(pid: int) -> int:
         return int(stat.read().rsplit(")", 1)[1].split()[3])
 
 
+def has_exec_ed(pid: int, parent: int) -> bool:
+    """True once a forked child runs its own program: before exec it may not have left the parent's session."""
+    try:
+        return os.readlink(f"/proc/{pid}/exe") != os.readlink(f"/proc/{parent}/exe")
+    except OSError:
+        return False
+
+
 def wait_for_tool_child(process: StandinProcess) -> int:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        children = children_of(process.pid)
+        children = [child for child in children_of(process.pid) if has_exec_ed(child, process.pid)]
         if children:
             return children[0]
         time.sleep(0.05)
@@ -293,6 +304,79 @@ def test_interrupt_with_a_pending_permission_prompt(standin: Start) -> None:
     assert after[0]["request_id"] == request["request_id"]
     assert after[-1]["terminal_reason"] == "aborted_tools"
     assert after[-1]["permission_denials"][0]["tool_use_id"] == request["request"]["tool_use_id"]
+
+
+FAKE_ELYNAV = """#!/bin/sh
+printf '%s\\n' "$*" >> "$(dirname "$0")/calls.log"
+for argument in "$@"; do printf '[%s]\\n' "$argument"; done
+if [ "$ELYNAV_FAKE_SLEEP" ]; then sleep "$ELYNAV_FAKE_SLEEP"; fi
+"""
+
+
+def fake_elynav(directory: Path, **extra: str) -> dict[str, str]:
+    """An ``elynav`` script that prints its arguments, first on the PATH of the stand-in."""
+    directory.mkdir()
+    script = directory / "elynav"
+    script.write_text(FAKE_ELYNAV)
+    script.chmod(0o755)
+    return {"PATH": f"{directory}{os.pathsep}{os.environ.get('PATH', '')}", **extra}
+
+
+ASK_ALLOWED = [*BASE_FLAGS, "--permission-mode", "default", "--allowedTools", "Bash(elynav ask:*)"]
+
+
+def test_ask_runs_elynav_ask_under_an_allow_rule(standin: Start, tmp_path: Path) -> None:
+    process = standin(ASK_ALLOWED, env=fake_elynav(tmp_path / "bin"))
+    process.say("@standin ask someone hello")
+    turn = process.read_turn()
+    tool_use = next(m for m in turn if m["type"] == "assistant")["message"]["content"][0]
+    assert (tool_use["name"], tool_use["input"]["command"]) == ("Bash", "elynav ask someone hello")
+    tool_result = next(m for m in turn if m["type"] == "user")
+    block = tool_result["message"]["content"][0]
+    assert (block["tool_use_id"], block["content"], block["is_error"]) == (
+        tool_use["id"],
+        "[ask]\n[someone]\n[hello]",
+        False,
+    )
+    assert tool_result["tool_use_result"]["stdout"] == "[ask]\n[someone]\n[hello]"
+    assert turn[-1]["permission_denials"] == [] and turn[-1]["num_turns"] == 2
+
+    process.say("@standin ask B @standin ask C @standin sleep-tool 30")
+    turn = process.read_turn()
+    tool_uses = [
+        m for m in turn if m["type"] == "assistant" and m["message"]["content"][0]["type"] == "tool_use"
+    ]
+    assert len(tool_uses) == 1
+    nested = "@standin ask C @standin sleep-tool 30"
+    assert tool_uses[0]["message"]["content"][0]["input"]["command"] == f"elynav ask B '{nested}'"
+    block = next(m for m in turn if m["type"] == "user")["message"]["content"][0]
+    assert block["content"] == f"[ask]\n[B]\n[{nested}]"
+
+
+def test_ask_without_a_rule_is_denied(standin: Start, tmp_path: Path) -> None:
+    process = standin([*BASE_FLAGS, "--permission-mode", "default"], env=fake_elynav(tmp_path / "bin"))
+    process.say("@standin ask someone hello")
+    turn = process.read_turn()
+    assert "system/permission_denied" in kinds(turn)
+    assert turn[-1]["permission_denials"][0]["tool_input"]["command"] == "elynav ask someone hello"
+    assert next(m for m in turn if m["type"] == "user")["message"]["content"][0]["is_error"] is True
+    assert not (tmp_path / "bin" / "calls.log").exists()
+
+
+def test_interrupt_during_ask_kills_its_process_group(standin: Start, tmp_path: Path) -> None:
+    process = standin(ASK_ALLOWED, env=fake_elynav(tmp_path / "bin", ELYNAV_FAKE_SLEEP="30"))
+    process.say("@standin ask someone hello")
+    process.read_until(lambda m: m.get("type") == "assistant")
+    tool_pid = wait_for_tool_child(process)
+    assert session_of(tool_pid) == tool_pid
+    process.send(control_request("i3", "interrupt"))
+    after = process.read_turn()
+    assert kinds(after) == ["control_response", "user", "user", "result"]
+    assert after[-1]["terminal_reason"] == "aborted_tools"
+    deadline = time.monotonic() + 5
+    while process_exists(tool_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not process_exists(tool_pid)
 
 
 def test_a_message_written_during_a_turn_is_queued(standin: Start) -> None:

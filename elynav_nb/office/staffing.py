@@ -1,0 +1,114 @@
+"""Who the employees are, and how each one's CLI is started.
+
+Where it sits: called by ``Office.start`` (which definitions) and whenever the office makes a
+runner (at start, and when a conversation cannot be resumed). Reads agent files; starts nothing.
+
+- ``resolve_definitions``: the agents of ``<workspace>/.claude/agents`` (the six Elynav agents are
+  installed there when it has none), or the names / definitions the caller chose.
+- ``runner_for``: one ``AgentRunner`` per employee, resumed on its canonical session, with what
+  every agent process of an office gets (``agent_environment``): the socket path, its own token,
+  the ``elynav`` script on ``PATH`` (kernels often lack their venv's ``bin``), and Bash time bounds
+  as long as an ask (the real CLI cuts a Bash command at 2 min by default, which would cut a
+  delegated ``elynav ask``); and ``--allowedTools`` with the Bash rules of its definition, so
+  ``Bash(elynav ask:*)`` is granted without a prompt.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from elynav_nb.agents.definitions import AgentDefinition, builtin_agents, install_agents, load_agents
+from elynav_nb.agents.runner import AgentRunner
+from elynav_nb.errors import AgentNotFound, InvalidInput
+from elynav_nb.office.peers import TOKEN_VARIABLE
+from elynav_nb.office.rights import USER
+from elynav_nb.office.wire import SOCKET_VARIABLE
+
+__all__ = ["ASK_RULE", "agent_environment", "resolve_definitions", "runner_for"]
+
+ASK_RULE = "Bash(elynav ask:*)"
+"""The permission rule an agent definition lists in ``tools`` to delegate with ``elynav ask``."""
+
+
+def resolve_definitions(workspace: Path, choice: Sequence[str | AgentDefinition] | None) -> list[AgentDefinition]:
+    """The definitions of the employees (``AGENT_NOT_FOUND`` for a name defined nowhere)."""
+    folder = workspace / ".claude" / "agents"
+    if choice is None:
+        if not folder.is_dir() or not any(folder.glob("*.md")):
+            install_agents(workspace)
+        return list(load_agents(folder).values())
+    found = load_agents(folder) if folder.is_dir() else {}
+    builtins = builtin_agents()
+    definitions: list[AgentDefinition] = []
+    for item in choice:
+        if isinstance(item, AgentDefinition):
+            definitions.append(item)
+        elif item in found or item in builtins:
+            definitions.append(found.get(item) or builtins[item])
+        else:
+            raise AgentNotFound(
+                f"no agent {item!r} in {folder} nor among the built-in Elynav agents", details={"agent": item}
+            )
+    names = [definition.name for definition in definitions]
+    if len(set(names)) != len(names) or USER in names:
+        raise InvalidInput(f"agent names must be unique and not {USER!r}: {names}")
+    return definitions
+
+
+def agent_environment(token: str, socket_path: Path | None, ask_timeout: float) -> dict[str, str]:
+    """The variables every agent process of an office gets."""
+    environment = {TOKEN_VARIABLE: token}
+    if socket_path is not None:
+        environment[SOCKET_VARIABLE] = str(socket_path)
+    script_folder = elynav_script_folder()
+    path = os.environ.get("PATH", "")
+    if script_folder and script_folder not in path.split(os.pathsep):
+        environment["PATH"] = os.pathsep.join([script_folder, path]) if path else script_folder
+    bash_bound_ms = str(int(ask_timeout * 1000))
+    environment["BASH_DEFAULT_TIMEOUT_MS"] = bash_bound_ms
+    environment["BASH_MAX_TIMEOUT_MS"] = bash_bound_ms
+    return environment
+
+
+def runner_for(
+    definition: AgentDefinition,
+    workspace: Path,
+    *,
+    token: str,
+    socket_path: Path | None,
+    ask_timeout: float,
+    executable: str | Sequence[str] | None,
+    resume: str | None,
+    runner_options: dict[str, Any],
+) -> AgentRunner:
+    """The runner of one employee; ``runner_options`` may add ``environment`` and ``extra_arguments``."""
+    options = dict(runner_options)
+    environment = dict(options.pop("environment", None) or {})
+    environment.update(agent_environment(token, socket_path, ask_timeout))
+    extra_arguments = list(options.pop("extra_arguments", ()))
+    bash_rules = [tool for tool in definition.tools if tool.startswith("Bash(")]
+    if bash_rules:
+        extra_arguments += ["--allowedTools", *bash_rules]
+    return AgentRunner(
+        definition,
+        workspace,
+        executable=executable,
+        resume=resume,
+        environment=environment,
+        extra_arguments=extra_arguments,
+        **options,
+    )
+
+
+def elynav_script_folder() -> str | None:
+    """The folder of the ``elynav`` script that belongs to this Python, else the one on PATH."""
+    beside_python = Path(sys.executable).parent / "elynav"
+    if beside_python.is_file():
+        return str(beside_python.parent)
+    found = shutil.which("elynav")
+    return str(Path(found).parent) if found else None
