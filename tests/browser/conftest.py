@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -9,17 +10,14 @@ import pytest
 from .lab import LabBrowser, browser_unavailable_reason
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "browser: drives JupyterLab in headless Chromium (skipped without Chromium or Playwright)"
-    )
-
-
-@pytest.fixture(scope="session")
+@pytest.fixture
 def lab_browser() -> Iterator[LabBrowser]:
-    """One headless Chromium for the session; each notebook opens in a fresh browser context."""
+    """A headless Chromium for one test. Not kept for the session: Playwright's sync API leaves its event
+    loop set as the thread's running loop while it lives, which breaks every asyncio test after it."""
     reason = browser_unavailable_reason()
     if reason is not None:
+        if os.environ.get("ELYNAV_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"ELYNAV_REQUIRE_BROWSER is set but the browser tests cannot run: {reason}")
         pytest.skip(reason)
     with LabBrowser.start() as browser:
         yield browser

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pycrdt import Doc
 
@@ -97,10 +97,23 @@ def _runs(draw: st.DrawFn) -> list[InlineRun]:
 
 @settings(max_examples=120, deadline=None)
 @given(_MARKDOWN)
+@example("*a \na*")  # found by hypothesis: the space leaves the italic run, the letters keep it
 def test_normalize_is_idempotent(markdown: str) -> None:
     once = normalize(markdown)
     assert normalize(once) == once
-    assert parse_inline(once) == parse_inline(markdown)
+    assert plain_text(parse_inline(once)) == plain_text(parse_inline(markdown))
+    # Every visible character keeps its marks. Whitespace at a mark's edge may move outside the mark
+    # (normalize does that on purpose: "*a \na*" becomes "*a* \n*a*"), so spaces are not compared.
+    assert _styled_characters(parse_inline(once)) == _styled_characters(parse_inline(markdown))
+
+
+def _styled_characters(runs: list[InlineRun]) -> list[tuple[object, ...]]:
+    return [
+        (character, run.bold, run.italic, run.strike, run.code, run.link)
+        for run in runs
+        for character in run.text
+        if not character.isspace()
+    ]
 
 
 @settings(max_examples=120, deadline=None)
