@@ -1,8 +1,8 @@
 """elynav_nb: the Elynav agent platform in JupyterLab.
 
 The names most notebooks need are available here; each capability keeps its full surface in its
-own sub-package (``elynav_nb.agents``, ``elynav_nb.templates``, ``elynav_nb.crm``,
-``elynav_nb.docs``). Capabilities are imported on first use of one of their names, so
+own sub-package (``elynav_nb.agents``, ``elynav_nb.office``, ``elynav_nb.templates``,
+``elynav_nb.crm``, ``elynav_nb.docs``). Capabilities are imported on first use of one of their names, so
 ``import elynav_nb`` stays fast for scripts, the ``elynav`` CLI and MCP servers. Importing
 this package has no side effect: no event-loop policy, no nest_asyncio, no display.
 """
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         load_agents,
     )
     from elynav_nb.crm import Crm, write_mcp_config
+    from elynav_nb.office import Office
     from elynav_nb.templates import Templates
 
 __version__ = "0.1.0"
@@ -37,6 +38,7 @@ _LAZY_NAMES = {
     "TurnResult": "elynav_nb.agents",
     "install_agents": "elynav_nb.agents",
     "load_agents": "elynav_nb.agents",
+    "Office": "elynav_nb.office",
     "Templates": "elynav_nb.templates",
     "Crm": "elynav_nb.crm",
     "write_mcp_config": "elynav_nb.crm",
@@ -47,6 +49,7 @@ __all__ = [
     "AgentRunner",
     "Crm",
     "ElynavError",
+    "Office",
     "RunnerManager",
     "Templates",
     "Turn",

@@ -12,6 +12,7 @@ EXPECTED_PUBLIC_NAMES = [
     "AgentRunner",
     "Crm",
     "ElynavError",
+    "Office",
     "RunnerManager",
     "Templates",
     "Turn",
