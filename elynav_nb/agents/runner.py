@@ -266,6 +266,7 @@ class AgentRunner:
         stderr_tail_bytes: int = 64 * 1024,
         environment: dict[str, str] | None = None,
         extra_arguments: Sequence[str] = (),
+        history_limit: int | None = None,
     ) -> None:
         if isinstance(definition, AgentDefinition):
             self.definition: AgentDefinition | None = definition
@@ -299,6 +300,7 @@ class AgentRunner:
 
         self.cli: CliCommand | None = None
         self.history: list[TurnResult] = []
+        self.history_limit = history_limit  # keep only the last N results (None: all of them)
         self.last_started: AgentStarted | None = None
         self.status = "new"
         self.last_activity = time.monotonic()
@@ -497,7 +499,7 @@ class AgentRunner:
         turn._start_total_cost = self._total_cost_usd
         self.last_activity = time.monotonic()
         turn_deadline = time.monotonic() + self.turn_timeout
-        next_descendant_scan = 0.0
+        next_descendant_scan = time.monotonic() + _DESCENDANT_SCAN_INTERVAL  # tools trigger a scan at once
         while not turn.done:
             if turn._abort_outcome is not None:
                 await asyncio.wait([turn._done], timeout=_WATCHDOG_TICK)
@@ -583,6 +585,8 @@ class AgentRunner:
             used_standin=self.uses_standin,
         )
         self.history.append(result)
+        if self.history_limit is not None and len(self.history) > self.history_limit:
+            del self.history[: len(self.history) - self.history_limit]
         if self._current_turn is turn:
             self._current_turn = None
         if self.status == "busy":
@@ -789,11 +793,18 @@ class AgentRunner:
         if turn is not None and not turn.done:
             turn._request_abort("cancelled", "the runner was stopped")
             await asyncio.shield(turn._done)
-        if self._process is not None:
-            await self._process.stop(self.stop_bounds)
+        if self._start_lock is not None:
+            async with self._start_lock:  # a start under way ends first (bounded), so its process is stopped too
+                await self._stop_process()
+        else:
+            await self._stop_process()
         for task in list(self._background):
             task.cancel()
         self.status = "closed"
+
+    async def _stop_process(self) -> None:
+        if self._process is not None:
+            await self._process.stop(self.stop_bounds)
 
     async def restart(self) -> AgentRunner:
         """Stop the process and start a new one on the same conversation (``--resume``)."""

@@ -47,6 +47,7 @@ from elynav_nb.errors import (
     CliStartFailed,
     ElynavError,
     InvalidInput,
+    NotAllowed,
     RunnerClosed,
 )
 from elynav_nb.office.asks import (
@@ -76,7 +77,7 @@ OfficeListener = Callable[[str, Ask | None], None]
 """``listener(event, ask)``; events: ``queued``, ``started``, ``turn``, ``cancelling``, ``ended`` (with
 their ask), and ``stopped`` (with ``None``)."""
 
-_KEPT_FINISHED_ASKS = 10_000
+_KEPT_FINISHED_ASKS = 1_000  # ended asks still found by id (cancel stays idempotent)
 
 
 class Office:
@@ -110,6 +111,10 @@ class Office:
         self.max_text_chars = max_text_chars
         self.max_delegation_depth = max_delegation_depth
         self.listen = listen
+        # A turn may last as long as its ask (waiting on a delegated ask is silence on stdout too).
+        runner_options.setdefault("turn_timeout", ask_timeout)
+        runner_options.setdefault("tool_idle_timeout", ask_timeout)
+        runner_options.setdefault("history_limit", 100)  # the office's history file keeps every ask
         self.runner_options = runner_options
         self.employees: dict[str, Employee] = {}
         self.status = "new"
@@ -145,6 +150,8 @@ class Office:
             if self.listen:
                 self.socket_server = OfficeSocketServer(self)
                 await self.socket_server.start()
+                assert self.socket_server.directory is not None
+                self.files.record_socket_folder(self.socket_server.directory)
             for definition in definitions:
                 self.employees[definition.name] = self._make_employee(definition)
         except BaseException:
@@ -159,7 +166,8 @@ class Office:
 
     def _make_employee(self, definition: AgentDefinition) -> Employee:
         token = secrets.token_hex(16)
-        return Employee(definition, self._make_runner(definition, token, resume=self._sessions.get(definition.name)), token)
+        runner = self._make_runner(definition, token, resume=self._sessions.get(definition.name))
+        return Employee(definition, runner, token)
 
     def _make_runner(self, definition: AgentDefinition, token: str, *, resume: str | None) -> AgentRunner:
         return runner_for(
@@ -187,11 +195,13 @@ class Office:
         for ask in list(self._asks.values()):  # a CLI that ignored everything: settle it anyway
             if not ask.done:
                 self._finish(ask, self._synthetic(ask, "failed", "the office stopped", "OFFICE_STOPPED"))
-        await asyncio.gather(
-            *(employee.runner.stop() for employee in self.employees.values()), return_exceptions=True
-        )
+        if self._tasks:  # a CLI start under way ends (it sees its ask ended), bounded
+            await asyncio.wait(list(self._tasks), timeout=10.0)
         for task in list(self._tasks):
             task.cancel()
+        await asyncio.gather(  # after the tasks: a start they left half done is stopped too
+            *(employee.runner.stop() for employee in self.employees.values()), return_exceptions=True
+        )
         self.history_log.note("office stopped")
         await self._release()
         self.status = "closed"
@@ -255,7 +265,7 @@ class Office:
             text,
             parent=parent_ask,
             queued_at=utc_now(),
-            deadline=self._loop.time() + bound,
+            deadline=self._deadline(bound, parent_ask),
         )
         self._asks[ask.id] = ask
         if parent_ask is not None:
@@ -272,7 +282,7 @@ class Office:
                 "queued_at": ask.queued_at,
             }
         )
-        self._timers[ask.id] = self._loop.call_at(ask.deadline, self._expire, ask, bound)
+        self._timers[ask.id] = self._loop.call_at(ask.deadline, self._expire, ask, ask.deadline - self._loop.time())
         self._notify("queued", ask)
         self._dispatch(employee)
         return ask
@@ -351,14 +361,26 @@ class Office:
 
     def _parent_for(self, sender: str, parent: Ask | str | None) -> Ask | None:
         if parent is None:
-            return self.employees[sender].current if sender != USER else None
+            running = self.employees[sender].current if sender != USER else None
+            return self._parent_for(sender, running) if running is not None else None
         parent_ask = parent if isinstance(parent, Ask) else self.get_ask(parent)
+        if parent_ask.cancelling:
+            raise NotAllowed(
+                f"ask {parent_ask.id} is being cancelled: its turn may not ask anyone any more",
+                details={"parent_id": parent_ask.id},
+            )
         if parent_ask.done or parent_ask.agent != sender:
             raise InvalidInput(
                 f"ask {parent_ask.id} is not a running ask of {sender}: it cannot be the parent",
                 details={"parent_id": parent_ask.id},
             )
         return parent_ask
+
+    def _deadline(self, bound: float, parent: Ask | None) -> float:
+        """Now + ``bound``, but never later than the deadline of the ask it was sent from."""
+        assert self._loop is not None
+        deadline = self._loop.time() + bound
+        return min(deadline, parent.deadline) if parent is not None else deadline
 
     def _check_depth(self, parent: Ask) -> None:
         depth, ancestor = 1, parent
@@ -544,7 +566,7 @@ class Office:
 
     def _expire(self, ask: Ask, bound: float) -> None:
         self._timers.pop(ask.id, None)
-        self._cancel(ask, by="", outcome="timeout", reason=f"no reply within {bound:g} s")
+        self._cancel(ask, by="", outcome="timeout", reason=f"no reply within {bound:.3g} s")
 
     # -- reading ---------------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ import os
 import shutil
 import socket
 import tempfile
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,7 @@ from elynav_nb.office.wire import (
     encode_error,
     encode_reply,
 )
+from elynav_nb.office.workspace import SOCKET_FOLDER_PREFIX
 
 if TYPE_CHECKING:
     from elynav_nb.office.asks import Ask
@@ -64,7 +66,8 @@ class OfficeSocketServer:
         self._handlers: set[asyncio.Task[None]] = set()
 
     async def start(self) -> Path:
-        self.directory = Path(tempfile.mkdtemp(prefix="elynav-office-"))  # created with mode 0700
+        self.directory = Path(tempfile.mkdtemp(prefix=SOCKET_FOLDER_PREFIX))  # created with mode 0700
+        weakref.finalize(self, shutil.rmtree, self.directory, True)  # removed at exit, even without close()
         self.path = self.directory / "office.sock"
         self._server = await asyncio.start_unix_server(
             self._handle_connection, path=str(self.path), limit=MAX_REQUEST_BYTES + 1

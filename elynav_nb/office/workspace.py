@@ -6,7 +6,8 @@ Where it sits: opened by ``Office.start`` and closed by ``Office.stop``. Everyth
 - ``office.lock``: held with ``flock`` for the office's whole life. A second office on the same
   workspace (another kernel, another process, or this one) is refused with
   ``OFFICE_ALREADY_RUNNING``; the kernel releases the lock when the process dies, so a crashed
-  kernel never blocks the next one.
+  kernel never blocks the next one. It names the holder's pid and socket folder: the next office
+  removes the folder a killed one left in the temp dir.
 - ``sessions.json``: ``{agent: session_id}``, the one canonical conversation of each employee,
   written atomically (temp file + rename) so a crash leaves the old or the new file, never half.
 - ``history.jsonl``: see ``office/history.py``.
@@ -18,12 +19,15 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 from elynav_nb.errors import OfficeAlreadyRunning
 
-__all__ = ["OfficeFiles"]
+__all__ = ["SOCKET_FOLDER_PREFIX", "OfficeFiles"]
+
+SOCKET_FOLDER_PREFIX = "elynav-office-"
 
 
 class OfficeFiles:
@@ -56,9 +60,15 @@ class OfficeFiles:
                 "or use another workspace",
                 details={"workspace": str(self.folder.parent)},
             ) from None
+        _remove_socket_folder_left_by(descriptor)
         os.ftruncate(descriptor, 0)
         os.write(descriptor, f"{os.getpid()}\n".encode())
         self._lock_descriptor = descriptor
+
+    def record_socket_folder(self, folder: Path) -> None:
+        """Write the socket's folder in the lock file, so the next office removes it if this one dies."""
+        if self._lock_descriptor is not None:
+            os.pwrite(self._lock_descriptor, f"{os.getpid()}\n{folder}\n".encode(), 0)
 
     def unlock(self) -> None:
         """Release the lock (idempotent)."""
@@ -91,6 +101,16 @@ class OfficeFiles:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temporary)
             raise
+
+
+def _remove_socket_folder_left_by(descriptor: int) -> None:
+    """A killed office leaves its private socket folder in the temp dir: its successor removes it."""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        lines = os.pread(descriptor, 4096, 0).decode().splitlines()
+        if len(lines) >= 2:
+            folder = Path(lines[1])
+            if folder.name.startswith(SOCKET_FOLDER_PREFIX) and folder.parent == Path(tempfile.gettempdir()):
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 def _read_holder(descriptor: int) -> str:

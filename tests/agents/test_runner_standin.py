@@ -158,3 +158,15 @@ async def test_stop_leaves_no_process(tmp_path):
     pid = runner.pid
     await runner.stop()
     assert not process_alive(pid)
+
+
+@pytest.mark.anyio
+async def test_stop_during_start_leaves_no_process(tmp_path):
+    runner = make_runner(tmp_path, builtin_agents()["elynav-sdr"])
+    starting = asyncio.ensure_future(runner.start())
+    await asyncio.sleep(0.05)  # the start is under way (locating the CLI, spawning it)
+    await runner.stop()
+    await asyncio.wait_for(asyncio.gather(starting, return_exceptions=True), timeout=30)
+    assert runner.status == "closed"
+    pid = runner.pid
+    assert pid is None or not process_alive(pid), "a start racing the stop left its CLI running"

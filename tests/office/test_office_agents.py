@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -182,22 +183,24 @@ async def test_asks_left_in_flight_by_a_dead_office_are_ended_on_the_next_start(
         f"    office = await Office({str(workspace)!r}, [worker('w-a')], executable='standin').start()\n"
         "    office.submit('w-a', '@standin slow 60\\nnever finishes')\n"
         "    await asyncio.sleep(1.0)\n"
-        "    print(office.employee('w-a').runner.pid, flush=True)\n"
+        "    print(office.employee('w-a').runner.pid, office.socket_path.parent, flush=True)\n"
         "    await asyncio.sleep(60)\n"
         "asyncio.run(main())\n"
     )
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-c", code, stdout=asyncio.subprocess.PIPE, cwd=os.getcwd()
     )
-    cli_pid = int((await asyncio.wait_for(process.stdout.readline(), timeout=30)).strip())
+    first_line = (await asyncio.wait_for(process.stdout.readline(), timeout=30)).decode().split()
+    cli_pid, dead_socket_folder = int(first_line[0]), Path(first_line[1])
     process.kill()  # the kernel dies: no cleanup runs
-    await process.wait()
+    await process.communicate()
     try:
         office = await make_office([worker("w-a")], workspace=workspace)  # the lock died with the process
         history = office.history()
         assert list(history["outcome"]) == ["failed"] and list(history["error_code"]) == ["OFFICE_STOPPED"]
         assert "office stopped" in history["error"].iloc[0]
         assert (await office.ask("w-a", "fresh start")).outcome == "done"
+        assert not dead_socket_folder.exists()  # the dead office's private socket folder was removed
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(cli_pid, signal.SIGKILL)  # the dead office's CLI would finish its turn, then exit

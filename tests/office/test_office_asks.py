@@ -187,3 +187,47 @@ async def test_stop_ends_every_ask_and_leaves_nothing_running(make_office):
     assert not socket_folder.exists() and not office.files.locked
     with pytest.raises(Exception, match="stopped|closed"):
         office.submit("w-a", "too late")
+
+
+async def test_an_ask_sent_from_a_turn_never_outlives_that_turns_deadline(make_office):
+    office = await make_office([worker("w-a"), worker("w-b")])
+    outer = office.submit("w-a", SLOW + "outer", timeout=60)
+    await asyncio.sleep(0.2)
+    inner = office.submit("w-b", SLOW + "inner", sender="w-a", timeout=3600)
+    assert inner.parent is outer and inner.deadline == outer.deadline
+    outer.cancel()
+    assert (await inner).outcome == "cancelled" and (await outer).outcome == "cancelled"
+
+
+async def test_a_turn_being_cancelled_may_not_ask_anyone(make_office):
+    office = await make_office([worker("w-a"), worker("w-b")])
+    outer = office.submit("w-a", SLOW + "outer")
+    await asyncio.sleep(0.2)
+    outer.cancel()
+    assert outer.cancelling
+    with pytest.raises(NotAllowed, match="being cancelled"):
+        office.submit("w-b", "too late", sender="w-a")
+    assert office.employee("w-b").queue == type(office.employee("w-b").queue)() and office.employee("w-b").current is None
+    await outer
+
+
+async def test_turn_bounds_follow_the_ask_timeout(make_office):
+    office = await make_office([worker("w-a")], ask_timeout=120)
+    runner = office.employee("w-a").runner
+    assert runner.turn_timeout == 120 and runner.tool_idle_timeout == 120
+    assert runner.environment_overrides["BASH_MAX_TIMEOUT_MS"] == "120000"
+
+
+async def test_an_ask_cancelled_while_its_cli_starts_leaves_no_process_after_stop(make_office):
+    from tests.agents.helpers import process_alive
+
+    office = await make_office([worker("w-a"), worker("w-b")])
+    outer = office.submit("w-a", SLOW + "outer")
+    await asyncio.sleep(0.2)
+    inner = office.submit("w-b", SLOW + "inner", sender="w-a")  # w-b's CLI starts now
+    outer.cancel()  # cascades to inner before its turn was sent
+    assert (await inner).outcome == "cancelled" and (await outer).outcome == "cancelled"
+    await office.stop()
+    for employee in office.employees.values():
+        process = employee.runner._process
+        assert process is None or not process_alive(process.pid), employee.name
