@@ -24,6 +24,7 @@ from elynav_nb.agents import AgentDefinition
 from elynav_nb.office import USER
 
 from .conftest import worker
+from .helpers import tool_processes, tool_text, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -38,32 +39,6 @@ def chain_prompt(agents: list[str], last: str) -> str:
     return text
 
 
-async def wait_until(condition, timeout: float = 20.0) -> bool:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(0.02)
-    return condition()
-
-
-def tool_processes(office) -> list[psutil.Process]:
-    """Every live descendant of every agent CLI of the office (tools, elynav ask, their children)."""
-    found = []
-    for employee in office.employees.values():
-        pid = employee.runner.pid if employee.runner.is_running else None
-        if pid is None:
-            continue
-        try:
-            found.extend(child for child in psutil.Process(pid).children(recursive=True) if child.status() != "zombie")
-        except psutil.NoSuchProcess:
-            continue
-    return found
-
-
-def tool_text(reply) -> str:
-    return " ".join(str(getattr(event, "content", "")) for event in reply.events)
 
 
 async def test_an_agent_delegates_with_elynav_ask_and_the_office_knows_who_asked(make_office):

@@ -10,18 +10,11 @@ from elynav_nb.office import USER
 from elynav_nb.widgets import OfficeBoard, TurnView
 
 from .conftest import worker
+from .helpers import wait_until
 
 pytestmark = pytest.mark.anyio
 
 
-async def wait_until(condition, timeout: float = 10.0) -> bool:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(0.02)
-    return condition()
 
 
 async def test_the_board_shows_busy_employees_and_a_cancel_click_ends_the_running_ask(make_office):

@@ -15,6 +15,7 @@ import pytest
 from elynav_nb.office.wire import MAX_REQUEST_BYTES, decode_answer
 
 from .conftest import worker
+from .helpers import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -37,14 +38,6 @@ async def start_elynav(*arguments: str, socket_path: Path) -> asyncio.subprocess
     )
 
 
-async def wait_until(condition, timeout: float = 10.0) -> bool:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(0.02)
-    return condition()
 
 
 def raw_request(socket_path: Path, payload: bytes, *, close_after_send: bool = False) -> list[dict]:

@@ -12,7 +12,7 @@ from elynav_nb.errors import Deadlock, NotAllowed
 from elynav_nb.office import USER
 
 from .conftest import worker
-from .test_office_agents import tool_processes
+from .helpers import tool_processes
 
 pytestmark = pytest.mark.anyio
 
