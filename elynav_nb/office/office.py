@@ -554,7 +554,7 @@ class Office:
             self._cancel(
                 child,
                 by=by,
-                outcome="cancelled",
+                outcome=outcome,  # a deadline that ran out ends the whole chain as a timeout
                 reason=f"the ask it was sent from ({ask.id}, {ask.sender} -> {ask.agent}) was {past_tense(outcome)}",
             )
         if ask.status == "queued" or ask.turn is None and ask.status == "running":

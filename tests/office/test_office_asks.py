@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from elynav_nb.errors import AgentBusy, AgentNotFound, AskNotFound, InvalidInput, NotAllowed
+from elynav_nb.errors import AgentBusy, AgentNotFound, AskNotFound, Deadlock, InvalidInput, NotAllowed
 from elynav_nb.office import USER, Office
 
 from .conftest import worker
@@ -231,3 +231,44 @@ async def test_an_ask_cancelled_while_its_cli_starts_leaves_no_process_after_sto
     for employee in office.employees.values():
         process = employee.runner._process
         assert process is None or not process_alive(process.pid), employee.name
+
+
+async def test_a_new_office_on_the_workspace_resumes_each_employees_conversation(make_office, tmp_path):
+    workspace = tmp_path / "kept"
+    first_office = await make_office([worker("w-a")], workspace=workspace)
+    first = await first_office.ask("w-a", "souviens-toi")
+    await first_office.stop()  # a kernel restart: the next office reads .elynav/sessions.json
+    second_office = await make_office([worker("w-a")], workspace=workspace)
+    again = await second_office.ask("w-a", "tu te souviens ?")
+    assert again.session_id == first.session_id and "I remember 1 earlier turn " in again.text
+    assert list(second_office.history()["session_id"]) == [first.session_id, first.session_id]
+
+
+async def test_a_timeout_cascades_like_a_cancel(make_office):
+    office = await make_office([worker("w-a"), worker("w-b"), worker("w-c")])
+    outer = office.submit("w-a", SLOW + "outer", timeout=1.0)
+    await asyncio.sleep(0.2)
+    middle = office.submit("w-b", SLOW + "middle", sender="w-a")
+    await asyncio.sleep(0.2)
+    inner = office.submit("w-c", SLOW + "inner", sender="w-b")
+    replies = await asyncio.wait_for(asyncio.gather(outer, middle, inner), timeout=15)
+    assert [reply.outcome for reply in replies] == ["timeout", "timeout", "timeout"]  # the children share its deadline
+    assert all(employee.status == "idle" for employee in office.employees.values())
+
+
+async def test_a_cycle_through_a_queued_ask_is_refused_at_once(make_office):
+    office = await make_office([worker("w-a"), worker("w-b"), worker("w-c")])
+    b_busy = office.submit("w-b", SLOW + "b works for the user")
+    a_busy = office.submit("w-a", SLOW + "a works for the user")
+    await asyncio.sleep(0.2)
+    queued = office.submit("w-b", "a asks b", sender="w-a")  # queued behind b's own work
+    assert queued.status == "queued"
+    c_busy = office.submit("w-c", SLOW + "c works for b", sender="w-b")  # b's turn now waits on c
+    with pytest.raises(Deadlock) as caught:
+        office.submit("w-a", "c asks a", sender="w-c")  # a waits (queued) on b, b on c: c may not wait on a
+    assert caught.value.details["cycle"] == ["w-c", "w-a", "w-b", "w-c"]
+    assert len(office.employee("w-a").queue) == 0
+    for ask in (a_busy, b_busy):
+        ask.cancel()
+    replies = await asyncio.gather(a_busy, b_busy, queued, c_busy)
+    assert {reply.outcome for reply in replies} == {"cancelled"}
