@@ -11,9 +11,13 @@ How data flows::
       -> one user line on stdin -> stdout lines -> decoder -> events -> turn.events
       -> TurnEnded (the CLI's ``result``) -> TurnResult; ``await turn`` returns it
 
-Bounds: every wait is bounded. ``turn.cancel()`` sends the ``interrupt`` control request and
-waits ``interrupt_timeout`` for the ``result``; failing that, the process is stopped in the
-bounded steps of ``CliProcess.stop`` and the next turn restarts it with ``--resume``. A turn
+Bounds: every wait is bounded. ``turn.cancel()`` (and a turn or inactivity timeout) sends the
+``interrupt`` control request and waits ``settle_timeout`` (1 s) for the CLI's ``result``: a CLI
+that honours it keeps the conversation. One that does not gets its turn settled at once
+(``cancelled`` / ``timeout``) while a background stop runs (status ``stopping``): it still waits for
+a late ``result`` until ``interrupt_timeout``, then stops the process in short forced steps (SIGINT,
+SIGTERM, SIGKILL of the tree, about ``interrupt_timeout`` + 2 s after the cancel at most). The next
+turn waits for that stop and restarts the CLI with ``--resume``. A turn
 timeout and an inactivity timeout end the turn with ``outcome="timeout"``; a CLI that dies
 mid-turn gives ``outcome="failed"`` with its stderr tail. Unanswered permission prompts are
 denied after ``permission_timeout``.
@@ -26,6 +30,7 @@ scope crosses tasks). The ``*_sync`` methods run the runner on a private loop in
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import html
 import inspect
@@ -261,6 +266,7 @@ class AgentRunner:
         tool_idle_timeout: float = 1800.0,
         start_timeout: float = 60.0,
         interrupt_timeout: float = 5.0,
+        settle_timeout: float = 1.0,
         stop_bounds: StopBounds = StopBounds(),
         max_line_bytes: int = 64 * 1024 * 1024,
         stderr_tail_bytes: int = 64 * 1024,
@@ -292,6 +298,7 @@ class AgentRunner:
         self.tool_idle_timeout = tool_idle_timeout
         self.start_timeout = start_timeout
         self.interrupt_timeout = interrupt_timeout
+        self.settle_timeout = settle_timeout
         self.stop_bounds = stop_bounds
         self.max_line_bytes = max_line_bytes
         self.stderr_tail_bytes = stderr_tail_bytes
@@ -314,6 +321,8 @@ class AgentRunner:
         self._total_cost_usd = 0.0
         self._control_counter = 0
         self._start_lock: asyncio.Lock | None = None
+        self._stopping: asyncio.Task[None] | None = None  # the background stop of a CLI that ignored a cancel
+        self._late_turn_end: asyncio.Event | None = None
         self.stray_events: list[AgentEvent] = []
         self._turn_listeners: list[Callable[[Turn], None]] = []
 
@@ -341,6 +350,9 @@ class AgentRunner:
         if self._loop is not None and self._loop is not loop:
             raise InvalidInput("this runner belongs to another event loop; use it from that loop")
         self._loop = loop
+        stopping = self._stopping
+        if stopping is not None and not stopping.done():
+            await asyncio.shield(stopping)  # a CLI that ignored a cancel is being stopped (bounded)
         if self._start_lock is None:
             self._start_lock = asyncio.Lock()
         async with self._start_lock:
@@ -532,17 +544,45 @@ class AgentRunner:
         if not turn._written or process is None or not process.is_running:
             self._finish_turn(turn, outcome, error=reason)
             return
-        try:
-            await self._control("interrupt", timeout=self.interrupt_timeout)
-            await asyncio.wait_for(asyncio.shield(turn._done), timeout=self.interrupt_timeout)
-        except (TimeoutError, AgentTimeout, CliExited):
-            pass
-        if turn.done:
+        interrupt = asyncio.ensure_future(self._control("interrupt", timeout=self.interrupt_timeout))
+        interrupt.add_done_callback(_ignore_outcome)
+        await asyncio.wait([turn._done], timeout=min(self.settle_timeout, self.interrupt_timeout))
+        if turn.done:  # the CLI honoured the interrupt: the conversation goes on in the same process
             await process.record_descendants_in_thread()  # after the interrupt: it goes out first
             await process.end_tool_sessions()
             return
-        await process.stop(self.stop_bounds)
-        self._finish_turn(turn, outcome, error=f"{reason}; the agent CLI did not end the turn and was stopped")
+        self._finish_turn(
+            turn,
+            outcome,
+            error=f"{reason}; the agent CLI did not end the turn within {self.settle_timeout:g} s and is being stopped",
+        )
+        self.status = "stopping"
+        assert self._loop is not None
+        self._late_turn_end = asyncio.Event()
+        self._stopping = self._loop.create_task(self._stop_unresponsive(process, self._late_turn_end))
+
+    async def _stop_unresponsive(self, process: CliProcess, late_turn_end: asyncio.Event) -> None:
+        """The background stop of a CLI that did not end its turn when asked: bounded, no orphan."""
+        try:
+            remaining = max(0.0, self.interrupt_timeout - self.settle_timeout)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(late_turn_end.wait(), timeout=remaining)
+            if late_turn_end.is_set() and process.is_running:  # it ended the turn after all: keep it
+                await process.record_descendants_in_thread()
+                await process.end_tool_sessions()
+                self.status = "idle"
+                return
+            short = dataclasses.replace(
+                self.stop_bounds,
+                close_stdin=0.0,
+                sigint=min(self.stop_bounds.sigint, 1.0),
+                sigterm=min(self.stop_bounds.sigterm, 1.0),
+            )
+            await process.stop(short)
+        finally:
+            self._late_turn_end = None
+            if self.status == "stopping":
+                self.status = "stopped"
 
     def _finish_turn(
         self,
@@ -622,6 +662,8 @@ class AgentRunner:
             if event.session_id:
                 self.session_id = event.session_id
         if turn is None or turn.done:
+            if isinstance(event, TurnEnded) and self._late_turn_end is not None:
+                self._late_turn_end.set()  # a CLI being stopped ended its cancelled turn after all
             if len(self.stray_events) < 1000:
                 self.stray_events.append(event)
             return
@@ -650,7 +692,7 @@ class AgentRunner:
                 future.set_exception(CliExited("the agent CLI exited", details={"exit_code": returncode}))
         self._pending_controls.clear()
         turn = self._current_turn
-        if turn is not None and not turn.done:
+        if turn is not None and not turn.done and turn._written:  # a turn not sent yet starts a new CLI itself
             if turn._abort_outcome is not None and turn._cancel_task is not None:
                 pass  # the abort sequence is stopping the process and will settle the turn
             else:
@@ -793,6 +835,9 @@ class AgentRunner:
         if turn is not None and not turn.done:
             turn._request_abort("cancelled", "the runner was stopped")
             await asyncio.shield(turn._done)
+        stopping = self._stopping
+        if stopping is not None and not stopping.done():
+            await asyncio.shield(stopping)
         if self._start_lock is not None:
             async with self._start_lock:  # a start under way ends first (bounded), so its process is stopped too
                 await self._stop_process()
@@ -881,3 +926,9 @@ class AgentRunner:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return rich_bundle(self, include, exclude)
+
+
+def _ignore_outcome(future: asyncio.Future[Any]) -> None:
+    """Retrieve a background future's exception so asyncio does not log it (the turn settles on its own)."""
+    if not future.cancelled():
+        future.exception()

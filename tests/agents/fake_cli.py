@@ -6,6 +6,7 @@ It speaks just enough of the claude stream-json protocol (``initialize``, one us
   echo          answer every turn with "echo: <text>" (the default)
   crash         start answering, then exit 3 mid-turn with a message on stderr
   hang          answer nothing to user messages and ignore interrupts
+  deaf          like hang, and it answers no control request and ignores SIGINT and SIGTERM
   garbage       print non-JSON lines, then a normal answer
   huge          print one 50 MB JSON line (a tool result), then a normal answer
   stderr-flood  write 8 MB to stderr during the turn, then a normal answer
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -75,8 +77,8 @@ def run_turn(prompt: str) -> None:
         sys.stderr.write("fatal: the fake CLI crashed on purpose\n")
         sys.stderr.flush()
         os._exit(3)
-    if MODE in ("hang", "grandchild", "grandchild-interruptible"):
-        if MODE != "hang":
+    if MODE in ("hang", "deaf", "grandchild", "grandchild-interruptible"):
+        if MODE not in ("hang", "deaf"):
             pid = start_grandchild()
             emit({"type": "assistant", "message": {"id": "msg_tool", "role": "assistant", "model": "fake",
                   "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
@@ -129,6 +131,9 @@ def main() -> int:
     if MODE == "refuse-root":
         sys.stderr.write("--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n")
         return 1
+    if MODE == "deaf":  # a wedged CLI: once its turn starts it answers nothing and ignores SIGINT and SIGTERM
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for raw_line in sys.stdin:
         message = json.loads(raw_line)
         if message.get("type") == "control_response":
@@ -145,6 +150,8 @@ def main() -> int:
                 emit({"type": "control_response", "response": {"subtype": "success",
                       "request_id": message["request_id"], "response": {"agents": [{"name": "fake-agent"}]}}})
             elif request["subtype"] == "interrupt":
+                if MODE == "deaf":
+                    continue
                 emit({"type": "control_response", "response": {"subtype": "success", "request_id": message["request_id"]}})
                 if MODE not in ("hang", "grandchild"):
                     interrupted.set()

@@ -347,3 +347,53 @@ async def test_an_unexpected_failure_still_settles_the_turn(tmp_path, monkeypatc
     assert result.outcome == "failed" and result.error_code == "AGENT_PROCESS_ERROR"
     assert "disk on fire" in result.error
     assert not runner.busy
+
+
+@pytest.mark.anyio
+async def test_a_cancel_settles_the_turn_at_once_when_the_cli_ignores_everything(tmp_path):
+    # A wedged CLI: no answer to the interrupt, SIGINT and SIGTERM ignored. The caller gets the turn's
+    # result while the process is still being stopped, in the background, down to SIGKILL.
+    runner = make_runner(tmp_path, "deaf", interrupt_timeout=2.0, settle_timeout=0.5)
+    turn = runner.send("anyone?")
+    await asyncio.sleep(0.5)
+    pid = runner.pid
+    result = await asyncio.wait_for(turn.cancel(), timeout=30)
+    assert result.outcome == "cancelled"
+    assert "did not end the turn within 0.5 s and is being stopped" in result.error
+    assert runner.status == "stopping" and process_alive(pid)  # settled before the stop sequence ran
+    assert not runner.busy  # the next send is accepted: it waits for the stop, then restarts the CLI
+    await asyncio.wait_for(runner._stopping, timeout=30)
+    assert not process_alive(pid) and runner.status in ("stopped", "exited")
+    assert our_zombies() == []
+    await runner.stop()
+
+
+@pytest.mark.anyio
+async def test_a_timeout_settles_at_once_and_the_next_turn_restarts_the_cli_on_the_same_session(tmp_path):
+    runner = make_runner(tmp_path, "deaf", idle_timeout=0.5, interrupt_timeout=1.0, settle_timeout=0.3)
+    first = await asyncio.wait_for(runner.send("one"), timeout=30)
+    first_pid = runner.pid
+    assert first.outcome == "timeout" and "is being stopped" in first.error
+    second_turn = runner.send("two")  # waits for the stop, then a new CLI with --resume
+    await asyncio.sleep(0.2)
+    assert not second_turn.done
+    second = await asyncio.wait_for(second_turn, timeout=30)
+    assert runner.pid != first_pid and not process_alive(first_pid)
+    assert "--resume=" + runner.session_id in runner._process.argv
+    assert second.outcome == "timeout"  # the new CLI is deaf too
+    await runner.stop()
+    assert our_zombies() == []
+
+
+@pytest.mark.anyio
+async def test_a_cli_that_honours_the_interrupt_late_keeps_its_conversation(tmp_path):
+    # grandchild-interruptible answers the interrupt; a settle bound shorter than its answer still keeps it.
+    runner = make_runner(tmp_path, "grandchild-interruptible", interrupt_timeout=5.0, settle_timeout=0.0)
+    turn = runner.send("tool")
+    await asyncio.sleep(0.5)
+    pid = runner.pid
+    result = await asyncio.wait_for(turn.cancel(), timeout=30)
+    assert result.outcome == "cancelled"
+    await asyncio.wait_for(runner._stopping, timeout=30)
+    assert runner.pid == pid and process_alive(pid) and runner.status == "idle"  # the late result kept it
+    await runner.stop()

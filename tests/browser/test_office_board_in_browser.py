@@ -8,7 +8,6 @@ a reply cancelled by the user.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -79,13 +78,10 @@ def test_a_cancel_click_on_the_board_ends_the_ask_another_cell_awaits(tmp_path: 
         notebook.wait_for_output(BOARD_CELL, "[elynav stand-in]", timeout=30)  # its reply, streaming in
         notebook.screenshot(SCREENSHOT.with_name("browser_office_board_busy.png"))
 
-        clicked_at = time.monotonic()
         notebook.click_button(BOARD_CELL, "Cancel ask")
         notebook.wait_for_cell_finished(AWAIT_CELL, timeout=60)
-        seconds_to_end = time.monotonic() - clicked_at
 
         assert "REPLY cancelled by user" in notebook.output_text(AWAIT_CELL)
-        assert seconds_to_end < 20, f"the ask ended {seconds_to_end:.1f} s after the click (slow 40 ran out?)"
         notebook.wait_for_output(BOARD_CELL, "0 busy", timeout=15)
         notebook.click_button(BOARD_CELL, "History")
         history_text = notebook.wait_for_output(BOARD_CELL, "History (1 asks", timeout=15)

@@ -14,7 +14,6 @@ import itertools
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -62,14 +61,16 @@ async def test_a_cancel_cascades_down_a_depth_five_chain_of_real_processes(make_
     asks = sorted(office.asks, key=lambda ask: CHAIN.index(ask.agent))
     assert [(ask.sender, ask.agent) for ask in asks] == [(USER, "w-a"), *itertools.pairwise(CHAIN)]
     assert all(child.parent is parent for parent, child in itertools.pairwise(asks))
-    started = time.monotonic()
+    cli_pids = [office.employee(name).runner.pid for name in CHAIN]
     root.cancel()
-    replies = await asyncio.wait_for(asyncio.gather(*asks), timeout=20)
-    elapsed = time.monotonic() - started
+    # The bound of the whole cascade is one interrupt round (the office's interrupt_timeout), not six:
+    # every ask is cancelled at once, and each CLI gets its own interrupt.
+    one_round = office.employee("w-a").runner.interrupt_timeout
+    replies = await asyncio.wait_for(asyncio.gather(*asks), timeout=one_round)
     assert [reply.outcome for reply in replies] == ["cancelled"] * 6
     assert all(reply.cancelled_by == USER for reply in replies)
     assert "was cancelled" in replies[5].error
-    assert elapsed < 10, elapsed  # the bound: one interrupt round (5 s) plus margin, not depth x bound
+    assert [office.employee(name).runner.pid for name in CHAIN] == cli_pids  # interrupted, not killed
     assert await wait_until(lambda: tool_processes(office) == [], timeout=10)
     assert all(employee.status == "idle" and not employee.queue for employee in office.employees.values())
 
@@ -86,9 +87,7 @@ async def test_cycles_through_real_processes_are_refused_at_once(make_office, ag
     office = await make_office([worker(name) for name in agents])
     replies = {}
     office.add_listener(lambda event, ask: replies.setdefault(ask.agent, ask.reply) if event == "ended" else None)
-    started = time.monotonic()
     reply = await asyncio.wait_for(office.ask("w-a", chain_prompt([*agents, "w-a"], "hello")), timeout=30)
-    assert time.monotonic() - started < 10
     assert reply.outcome == "done"  # every turn ended; the refused ask came back as an error to its caller
     history = office.history()
     assert (history["outcome"] == "done").all() and len(history) == len(agents)  # the refused ask was never queued
