@@ -272,3 +272,19 @@ async def test_a_cycle_through_a_queued_ask_is_refused_at_once(make_office):
         ask.cancel()
     replies = await asyncio.gather(a_busy, b_busy, queued, c_busy)
     assert {reply.outcome for reply in replies} == {"cancelled"}
+
+
+async def test_a_conversation_that_cannot_be_resumed_is_replaced_by_a_new_one_with_a_note(make_office, tmp_path):
+    workspace = tmp_path / "lost"
+    first_office = await make_office([worker("w-a")], workspace=workspace)
+    first = await first_office.ask("w-a", "bonjour")
+    await first_office.stop()
+    transcript = tmp_path / "standin-home" / "sessions" / f"{first.session_id}.jsonl"
+    assert transcript.is_file()
+    transcript.unlink()  # the CLI lost it (a forced stop can leave it incomplete: claude-code#31613)
+    second_office = await make_office([worker("w-a")], workspace=workspace)
+    again = await second_office.ask("w-a", "tu es là ?")
+    assert again.outcome == "done" and again.session_id != first.session_id
+    assert second_office.files.load_sessions() == {"w-a": again.session_id}
+    notes = [record for record in second_office.history_log.records() if record["record"] == "note"]
+    assert any(f"session {first.session_id} could not be resumed" in note["text"] for note in notes)
