@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from elynav_nb.agents import AgentDefinition
+from elynav_nb.agents import AgentDefinition, ToolUse
 from elynav_nb.office import USER
 
 from .conftest import worker
@@ -28,6 +28,12 @@ from .helpers import tool_processes, tool_text, wait_until
 pytestmark = pytest.mark.anyio
 
 CHAIN = ["w-a", "w-b", "w-c", "w-d", "w-e", "w-f"]
+
+
+def leaf_runs_its_tool(office, agent: str) -> bool:
+    """The agent's turn has started its Bash tool (so every CLI of the chain runs)."""
+    turn = office.employee(agent).current_turn
+    return turn is not None and any(isinstance(event, ToolUse) for event in turn.events)
 
 
 def chain_prompt(agents: list[str], last: str) -> str:
@@ -57,7 +63,7 @@ async def test_a_cancel_cascades_down_a_depth_five_chain_of_real_processes(make_
     office = await make_office([worker(name) for name in CHAIN])
     root = office.submit("w-a", chain_prompt(CHAIN, "@standin sleep-tool 120"))
     assert await wait_until(lambda: len([ask for ask in office.asks if ask.status == "running"]) == 6, timeout=30)
-    assert await wait_until(lambda: any("sleep" in " ".join(p.cmdline()) for p in tool_processes(office)))
+    assert await wait_until(lambda: leaf_runs_its_tool(office, "w-f"), timeout=30)
     asks = sorted(office.asks, key=lambda ask: CHAIN.index(ask.agent))
     assert [(ask.sender, ask.agent) for ask in asks] == [(USER, "w-a"), *itertools.pairwise(CHAIN)]
     assert all(child.parent is parent for parent, child in itertools.pairwise(asks))
