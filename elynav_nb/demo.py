@@ -11,7 +11,10 @@ Docs one reaches the sandbox through ``DOCS_*`` variables in the agent's environ
 the terminal: text as it arrives, tool calls and results as lines -> one summary line -> the Docs
 document as saved over REST. On the stand-in, directive lines in the prompt make it call the CRM's
 ``search_accounts`` and Docs' ``insert_block`` through real MCP clients over stdio, as the real CLI
-would; the real CLI is asked in words to write its answer into the document.
+would; the real CLI is asked in words to write its answer into the document. Then the office: an
+``Office`` on the same workspace, where the orchestrator delegates to ``elynav-sdr`` by running
+``elynav ask`` in its Bash tool (a real process, identified by the office from the process tree);
+the reply and the unified history (who asked whom, outcome, times) are printed.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from elynav_nb.agents import (
 from elynav_nb.crm import write_mcp_config
 from elynav_nb.crm.demo_database import create_demo_database
 from elynav_nb.docs import DocsSession
+from elynav_nb.office import Office, Reply
 from elynav_nb.sandbox.docs_server import DocsSandbox
 
 __all__ = ["configure", "run", "run_demo"]
@@ -50,6 +54,8 @@ READ_ONLY_CRM_TOOL_PREFIXES = ("mcp__crm__search_", "mcp__crm__get_", "mcp__crm_
 DOCS_TOOLS_ALLOWED = ("mcp__docs__read_document", "mcp__docs__get_document_metadata", "mcp__docs__insert_block")
 DEMO_DOCUMENT_TITLE = "Comptes à Lyon"
 DEMO_HEADING = "Comptes à **Lyon** (démo)"
+OFFICE_REQUEST = "Demande à elynav-sdr, avec elynav ask, quels comptes relancer cette semaine, puis résume sa réponse."
+OFFICE_DELEGATION = "Quels comptes relancer cette semaine ?"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -62,11 +68,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.workspace is not None:
-        result = asyncio.run(run_demo(args.workspace, agent=args.agent, prompt=args.prompt, real=args.real, timeout=args.timeout))
+        result, reply = asyncio.run(run_demo(args.workspace, agent=args.agent, prompt=args.prompt, real=args.real, timeout=args.timeout))
     else:
         with tempfile.TemporaryDirectory(prefix="elynav-demo-") as scratch:
-            result = asyncio.run(run_demo(Path(scratch), agent=args.agent, prompt=args.prompt, real=args.real, timeout=args.timeout))
-    return 0 if result.ok else 1
+            result, reply = asyncio.run(run_demo(Path(scratch), agent=args.agent, prompt=args.prompt, real=args.real, timeout=args.timeout))
+    return 0 if result.ok and reply.ok else 1
 
 
 def prepare_workspace(workspace: Path) -> Path:
@@ -104,9 +110,9 @@ async def run_demo(
     real: bool = False,
     timeout: float = 120.0,
     output: TextIO = sys.stdout,
-) -> TurnResult:
+) -> tuple[TurnResult, Reply]:
     """Set up ``workspace``, run one turn, stream it to ``output``, print the summary line and the
-    Docs document the agent wrote to."""
+    Docs document the agent wrote to; then one delegation through the office."""
     prepare_workspace(workspace)
     async with DocsSandbox() as sandbox:
         document = sandbox.create_document(DEMO_DOCUMENT_TITLE)
@@ -137,7 +143,34 @@ async def run_demo(
         print(f"Docs document {DEMO_DOCUMENT_TITLE!r} on the local Docs sandbox, as saved:", file=output)
         for line in markdown.splitlines():
             print(f"  {line}", file=output)
-    return result
+        reply = await run_office_step(workspace, real=real, timeout=timeout, environment=runner.environment_overrides, output=output)
+    return result, reply
+
+
+async def run_office_step(
+    workspace: Path, *, real: bool, timeout: float, environment: dict[str, str], output: TextIO
+) -> Reply:
+    """The orchestrator asks elynav-sdr through ``elynav ask``; the reply and the office's history are printed."""
+    request = OFFICE_REQUEST if real else f"{OFFICE_REQUEST}\n@standin ask elynav-sdr {OFFICE_DELEGATION}"
+    office = Office(
+        workspace,
+        ["elynav-orchestrator", "elynav-sdr"],
+        executable=None if real else "standin",
+        fallback_to_standin=not real,
+        environment=environment,
+    )
+    async with office:
+        print(file=output)
+        print("elynav office · elynav-orchestrator delegates to elynav-sdr with `elynav ask` (a real process)", file=output)
+        reply = await asyncio.wait_for(office.ask("orchestrator", request), timeout=timeout)
+        print(reply.summary_line(), file=output)
+        print("History (.elynav/history.jsonl):", file=output)
+        for row in office.history().itertuples():
+            print(
+                f"  {row.sender} -> {row.agent} · {row.outcome} · waited {row.wait_s:.2f} s · ran {row.run_s:.2f} s",
+                file=output,
+            )
+    return reply
 
 
 def write_event(event: object, output: TextIO) -> None:

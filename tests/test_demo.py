@@ -1,5 +1,6 @@
 """The README's main command: ``elynav demo`` runs one streamed turn offline, end to end: CRM read over
-MCP, the answer written into a document of the embedded Docs sandbox over MCP, saved and shown."""
+MCP, the answer written into a document of the embedded Docs sandbox over MCP, saved and shown; then
+one delegation between two agents through the office."""
 
 from __future__ import annotations
 
@@ -27,13 +28,18 @@ def test_elynav_demo_streams_a_turn_with_a_real_mcp_call(tmp_path):
     assert "→ mcp__docs__insert_block" in completed.stdout
     assert '← ok: {"block_id":' in completed.stdout
     assert "[elynav stand-in]" in completed.stdout
-    assert lines[-2:] == [
-        "Docs document 'Comptes à Lyon' on the local Docs sandbox, as saved:",
-        "  ## Comptes à **Lyon** (démo)",
-    ]
-    summary = lines[-3]
+    docs_at = lines.index("Docs document 'Comptes à Lyon' on the local Docs sandbox, as saved:")
+    assert lines[docs_at + 1] == "  ## Comptes à **Lyon** (démo)"
+    summary = lines[docs_at - 1]
     assert summary.startswith("completed · agent elynav-sdr · session ")
     assert "2 tool calls" in summary and summary.endswith("stand-in CLI")
     assert "docs_sessionid" not in completed.stdout + completed.stderr
     assert (tmp_path / ".claude" / "agents" / "elynav-sdr.md").is_file()
     assert (tmp_path / ".mcp.json").is_file()
+    # The office: the orchestrator delegates through a real `elynav ask` process; the history shows both asks.
+    office_at = lines.index("elynav office · elynav-orchestrator delegates to elynav-sdr with `elynav ask` (a real process)")
+    assert lines[office_at + 1].startswith("done · user -> elynav-orchestrator · ask ")
+    assert lines[office_at + 2] == "History (.elynav/history.jsonl):"
+    assert lines[office_at + 3].startswith("  user -> elynav-orchestrator · done · waited ")
+    assert lines[office_at + 4].startswith("  elynav-orchestrator -> elynav-sdr · done · waited ")
+    assert (tmp_path / ".elynav" / "history.jsonl").is_file()
