@@ -9,8 +9,10 @@ runner (at start, and when a conversation cannot be resumed). Reads agent files;
   every agent process of an office gets (``agent_environment``): the socket path, its own token,
   the ``elynav`` script on ``PATH`` (kernels often lack their venv's ``bin``), and Bash time bounds
   as long as an ask (the real CLI cuts a Bash command at 2 min by default, which would cut a
-  delegated ``elynav ask``); and ``--allowedTools`` with the Bash rules of its definition, so
-  ``Bash(elynav ask:*)`` is granted without a prompt.
+  delegated ``elynav ask``); and ``--allowedTools`` with the tools of its definition. An agent the
+  office runs headless has nobody to answer a permission prompt: the tools its definition lists are
+  the ones it is meant to use (``Bash(elynav ask:*)``, its ``mcp__crm__...`` tools, which the real
+  CLI 2.1.332 denies in ``default`` and ``acceptEdits`` modes without a rule), the rest is denied.
 """
 
 from __future__ import annotations
@@ -91,9 +93,8 @@ def runner_for(
     environment = dict(options.pop("environment", None) or {})
     environment.update(agent_environment(token, socket_path, ask_timeout))
     extra_arguments = list(options.pop("extra_arguments", ()))
-    bash_rules = [tool for tool in definition.tools if tool.startswith("Bash(")]
-    if bash_rules:
-        extra_arguments += ["--allowedTools", *bash_rules]
+    if definition.tools:
+        extra_arguments += ["--allowedTools", *definition.tools]
     return AgentRunner(
         definition,
         workspace,

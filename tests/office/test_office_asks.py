@@ -288,3 +288,16 @@ async def test_a_conversation_that_cannot_be_resumed_is_replaced_by_a_new_one_wi
     assert second_office.files.load_sessions() == {"w-a": again.session_id}
     notes = [record for record in second_office.history_log.records() if record["record"] == "note"]
     assert any(f"session {first.session_id} could not be resumed" in note["text"] for note in notes)
+
+
+async def test_a_headless_employee_is_allowed_the_tools_its_definition_lists(make_office):
+    from elynav_nb.agents import builtin_agents
+
+    office = await make_office(["elynav-orchestrator"])
+    runner = office.employee("orchestrator").runner
+    reply = await office.ask("orchestrator", "bonjour")
+    argv = runner._process.argv
+    allowed = argv[argv.index("--allowedTools") + 1 :]
+    assert reply.outcome == "done"
+    assert allowed[: len(builtin_agents()["elynav-orchestrator"].tools)] == list(builtin_agents()["elynav-orchestrator"].tools)
+    assert "mcp__crm__pipeline_summary" in allowed and "Bash(elynav ask:*)" in allowed
