@@ -251,10 +251,9 @@ class Office:
         self._check_text(text)
         bound = self._check_timeout(timeout)
         parent_ask = self._parent_for(sender_name, parent)
-        if sender_name == employee.name:
-            check_no_cycle(sender_name, employee.name, self._waits_for)
         if parent_ask is not None:
             self._check_depth(parent_ask)
+        if parent_ask is not None or sender_name == employee.name:  # an agent never waits on itself
             check_no_cycle(sender_name, employee.name, self._waits_for)
         assert self._loop is not None
         ask = Ask(
