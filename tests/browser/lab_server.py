@@ -48,10 +48,11 @@ DEFAULT_KERNEL = "python3"
 POLL_INTERVAL_S = 0.1
 PORT_ATTEMPTS = 3
 
-# JupyterLab settings of the server we start: every cell rendered (no windowing, so any cell can be
-# found and clicked), no news or update toasts over the notebook.
+# JupyterLab settings of the server we start: every cell attached to the page (windowing "none"; "full"
+# attaches only the cells in the viewport), so any cell can be found and clicked; no news or update
+# toasts over the notebook.
 LAB_USER_SETTINGS: dict[str, dict[str, Any]] = {
-    "@jupyterlab/notebook-extension/tracker": {"windowingMode": "full"},
+    "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
     "@jupyterlab/apputils-extension/notification": {"checkForUpdates": False, "fetchNews": "false"},
 }
 
