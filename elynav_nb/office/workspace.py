@@ -114,8 +114,7 @@ def _remove_socket_folder_left_by(descriptor: int) -> None:
 
 
 def _read_holder(descriptor: int) -> str:
-    with contextlib.suppress(OSError, ValueError):
-        text = os.pread(descriptor, 32, 0).decode().strip()
-        if text:
-            return f" (process {int(text)})"
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        first_line = os.pread(descriptor, 64, 0).decode().splitlines()[0]
+        return f" (process {int(first_line)})"
     return ""
