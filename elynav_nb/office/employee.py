@@ -53,10 +53,12 @@ class Employee:
 
     @property
     def status(self) -> str:
-        """``idle`` or ``busy`` (``cancelling`` while a cancel of its running ask is under way)."""
+        """``idle``, ``busy``, ``asks permission`` (a tool prompt waits for the user) or ``cancelling``."""
         if self.current is None:
             return "idle"
-        return "cancelling" if self.current.cancelling else "busy"
+        if self.current.cancelling:
+            return "cancelling"
+        return "asks permission" if self.runner.pending_permissions else "busy"
 
     @property
     def caller(self) -> str | None:

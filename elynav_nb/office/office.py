@@ -115,6 +115,10 @@ class Office:
         runner_options.setdefault("turn_timeout", ask_timeout)
         runner_options.setdefault("tool_idle_timeout", ask_timeout)
         runner_options.setdefault("history_limit", 100)  # the office's history file keeps every ask
+        # A tool outside the agent's list asks the user (the board shows Allow / Deny on the ask's row);
+        # nobody answering denies it after permission_timeout, so a silent prompt never holds the queue.
+        runner_options.setdefault("permission_prompts", True)
+        runner_options.setdefault("permission_timeout", 60.0)
         self.runner_options = runner_options
         self.employees: dict[str, Employee] = {}
         self.status = "new"

@@ -7,7 +7,8 @@ What a person sees, top to bottom::
 
     status line        office state · N busy · M queued
     employees table    agent · status · working for · queued · running since · [Follow]
-    asks               one row per running or queued ask: [Cancel ask] id · sender → agent · status · text
+    asks               one row per running or queued ask: [Cancel ask] id · sender → agent · status · text,
+                       and [Allow] [Deny] under it while its agent waits for a tool permission
     [History]          opens (and refreshes) the unified history table below
     follow area        the live transcript (TurnView) of the employee being followed
 
@@ -39,12 +40,13 @@ from elynav_nb.office.history import utc_now
 from elynav_nb.office.office import Office
 from elynav_nb.office.rights import USER
 from elynav_nb.widgets.throttle import RateLimiter
+from elynav_nb.widgets.turn_view import PermissionPrompt
 
 __all__ = ["OfficeBoard"]
 
 HISTORY_ROWS = 50
 _CELL = "padding:2px 8px;text-align:left"
-_STATUS_COLORS = {"idle": "#2e7d32", "busy": "#e65100", "cancelling": "#c62828"}
+_STATUS_COLORS = {"idle": "#2e7d32", "busy": "#e65100", "asks permission": "#6a1b9a", "cancelling": "#c62828"}
 
 
 def _since(moment: datetime | None) -> str:
@@ -69,7 +71,10 @@ class _AskRow:
             description="Cancel ask", icon="stop", button_style="danger", tooltip=f"Cancel ask {ask.id} (as the user)"
         )
         self.cancel_button.on_click(lambda _button: board.cancel(ask.id))
-        self.widget = ipywidgets.HBox([self.cancel_button, self.label])
+        self.prompts: dict[str, PermissionPrompt] = {}
+        self.prompts_box = ipywidgets.VBox()
+        self.widget = ipywidgets.VBox([ipywidgets.HBox([self.cancel_button, self.label]), self.prompts_box])
+        self.board = board
         self.render()
 
     def render(self) -> None:
@@ -80,6 +85,20 @@ class _AskRow:
             f"{html.escape(state)} · {html.escape(_shorten(ask.text))}"
         )
         self.cancel_button.disabled = ask.cancelling or ask.done
+        self._show_prompts()
+
+    def _show_prompts(self) -> None:
+        """Allow / Deny for each tool prompt the running ask's agent waits on (a click acts as the user)."""
+        pending = self.board.office.employee(self.ask.agent).runner.pending_permissions if self.ask.turn else []
+        waiting = {request.request_id: request for request in pending}
+        for request_id in [request_id for request_id in self.prompts if request_id not in waiting]:
+            self.prompts.pop(request_id).widget.close()
+        for request_id, request in waiting.items():
+            if request_id not in self.prompts:
+                self.prompts[request_id] = PermissionPrompt(request, self.board.show_error)
+        shown = tuple(prompt.widget for prompt in self.prompts.values())
+        if shown != self.prompts_box.children:
+            self.prompts_box.children = shown
 
 
 class OfficeBoard:
@@ -140,6 +159,11 @@ class OfficeBoard:
     def _on_office_event(self, event: str, ask: Ask | None) -> None:
         if event == "turn" and ask is not None and ask.agent == self.followed:
             self.follow(ask.agent)  # the followed employee started a new turn: follow it
+        elif event == "ended" and ask is not None and ask.agent == self.followed and ask.reply is not None:
+            self.follow_title.value = (
+                f"Following <b>{html.escape(ask.agent)}</b>: its ask for {html.escape(ask.sender)} ended "
+                f"{html.escape(ask.reply.outcome)} (its next turn shows here)"
+            )
         self._limiter.request()
 
     def refresh(self) -> None:
@@ -219,8 +243,11 @@ class OfficeBoard:
             self._cancelled_ask = self.office.cancel(ask_id, by=USER)
             self.message.value = f"cancelling ask <code>{html.escape(ask_id)}</code>"
         except ElynavError as error:
-            self.message.value = f"<span style='color:#c62828'>{html.escape(error.code)}: {html.escape(str(error))}</span>"
+            self.show_error(error)
         self._limiter.request()
+
+    def show_error(self, error: ElynavError) -> None:
+        self.message.value = f"<span style='color:#c62828'>{html.escape(error.code)}: {html.escape(str(error))}</span>"
 
     def follow(self, agent: str) -> None:
         """Show the live transcript of ``agent``'s current turn (or say it is idle)."""

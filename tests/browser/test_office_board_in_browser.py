@@ -21,10 +21,13 @@ NOTEBOOK = "office_board.ipynb"
 
 START_OFFICE = """\
 import tempfile
-from elynav_nb.office import Office
+from pathlib import Path
+from elynav_nb.agents import AgentDefinition
+from elynav_nb.office import ASK_RULE, Office
 
 workspace = tempfile.TemporaryDirectory(prefix="elynav-browser-office-")
-office = await Office(workspace.name, ["elynav-sdr", "elynav-cmo"], executable="standin").start()
+helper = AgentDefinition(name="helper", description="a test agent", tools=("Read", ASK_RULE), prompt="You help.")
+office = await Office(workspace.name, ["elynav-sdr", helper], executable="standin").start()
 print("office", office.status)"""
 
 SHOW_BOARD = """\
@@ -39,6 +42,12 @@ print("awaiting the ask", flush=True)
 reply = await long
 print("REPLY", reply.outcome, "by", reply.cancelled_by)"""
 
+ASK_FOR_A_TOOL = """\
+needs = office.submit("helper", "@standin bash touch rapport.txt")
+print("awaiting the permission", flush=True)
+reply = await needs
+print("PERMISSION", reply.outcome, (Path(workspace.name) / "rapport.txt").exists())"""
+
 STOP_OFFICE = """\
 await office.stop()
 workspace.cleanup()
@@ -46,14 +55,15 @@ print("stopped", office.status)"""
 
 START_CELL = "await Office("
 BOARD_CELL = "office.board()"
-SUBMIT_CELL = "office.submit("
+SUBMIT_CELL = "long = office.submit("
 AWAIT_CELL = "await long"
+PERMISSION_CELL = "await needs"
 STOP_CELL = "await office.stop()"
 
 
 def test_a_cancel_click_on_the_board_ends_the_ask_another_cell_awaits(tmp_path: Path, lab_browser: LabBrowser) -> None:
     folder = tmp_path / "notebooks"
-    write_notebook(folder / NOTEBOOK, [START_OFFICE, SHOW_BOARD, SUBMIT_ASK, AWAIT_ASK, STOP_OFFICE])
+    write_notebook(folder / NOTEBOOK, [START_OFFICE, SHOW_BOARD, SUBMIT_ASK, AWAIT_ASK, ASK_FOR_A_TOOL, STOP_OFFICE])
 
     with LabServer.start(folder) as server, lab_browser.open_notebook(server, NOTEBOOK) as notebook:
         notebook.failure_screenshot_dir = tmp_path / "failures"
@@ -87,6 +97,15 @@ def test_a_cancel_click_on_the_board_ends_the_ask_another_cell_awaits(tmp_path: 
         history_text = notebook.wait_for_output(BOARD_CELL, "History (1 asks", timeout=15)
         assert "cancelled" in history_text and "CANCELLED" in history_text
         notebook.screenshot(SCREENSHOT)
+
+        # A tool outside the agent's list: the board shows Allow / Deny on the ask's row while a cell awaits.
+        notebook.run_cell(PERMISSION_CELL)
+        notebook.wait_for_output(PERMISSION_CELL, "awaiting the permission", timeout=30)
+        notebook.wait_for_output(BOARD_CELL, "asks permission", timeout=30)
+        notebook.screenshot(SCREENSHOT.with_name("browser_office_board_permission.png"), cell=BOARD_CELL)
+        notebook.click_button(BOARD_CELL, "Allow")
+        notebook.wait_for_cell_finished(PERMISSION_CELL, timeout=60)
+        assert "PERMISSION done True" in notebook.output_text(PERMISSION_CELL)
 
         notebook.run_cell(STOP_CELL)
         notebook.wait_for_cell_finished(STOP_CELL, timeout=60)

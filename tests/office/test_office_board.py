@@ -52,6 +52,7 @@ async def test_follow_shows_the_live_transcript_of_the_busy_employee(make_office
     view = board.follow_area.children[0]
     turn_view = _view_of(ask)
     assert turn_view is not None and view is turn_view.widget
+    assert "its ask for user ended done" in board.follow_title.value
     assert await wait_until(lambda: "streamed answer" in turn_view.transcript.widget.value)
 
 
@@ -80,3 +81,28 @@ async def test_a_refused_click_says_why_and_the_history_button_shows_every_ask(m
     await office.ask("w-a", "after close")
     await asyncio.sleep(0.3)
     assert board.closed and board.render_count == renders  # a closed board no longer follows the office
+
+
+async def test_a_tool_outside_the_agents_list_asks_the_user_on_the_board(make_office, tmp_path):
+    office = await make_office([worker("w-a")])
+    board = office.board()
+    ask = office.submit("w-a", "@standin bash touch rapport.txt")
+    assert await wait_until(lambda: office.employee("w-a").status == "asks permission")
+    assert await wait_until(lambda: ask.id in board.rows and len(board.rows[ask.id].prompts) == 1)
+    prompt = next(iter(board.rows[ask.id].prompts.values()))
+    assert prompt.request.tool_name == "Bash" and prompt.request.input["command"] == "touch rapport.txt"
+    assert "asks permission" in board.employees_table.value
+    prompt.allow_button.click()  # the user allows it from the board
+    reply = await asyncio.wait_for(ask, timeout=20)
+    assert reply.outcome == "done" and (office.workspace / "rapport.txt").exists()
+
+
+async def test_an_unanswered_tool_prompt_is_denied_after_its_bound_and_the_queue_goes_on(make_office):
+    office = await make_office([worker("w-a")], permission_timeout=0.5)
+    first = office.submit("w-a", "@standin bash touch jamais.txt")
+    second = office.submit("w-a", "et ensuite ?")
+    replies = await asyncio.wait_for(asyncio.gather(first, second), timeout=30)
+    assert [reply.outcome for reply in replies] == ["done", "done"]
+    assert not (office.workspace / "jamais.txt").exists()
+    denied = [event for event in replies[0].events if getattr(event, "is_error", False)]
+    assert denied  # the tool result says it was not allowed
