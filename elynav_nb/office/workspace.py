@@ -27,7 +27,7 @@ from elynav_nb.errors import OfficeAlreadyRunning
 
 __all__ = ["SOCKET_FOLDER_PREFIX", "OfficeFiles"]
 
-SOCKET_FOLDER_PREFIX = "elynav-office-"
+SOCKET_FOLDER_PREFIX = "elynav-office-socket-"
 
 
 class OfficeFiles:
