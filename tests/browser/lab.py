@@ -23,11 +23,11 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .lab_server import (
     CellFailed,
+    ClosedOnExit,
     LabError,
     LabServer,
     StepTimeout,
@@ -92,7 +92,7 @@ def _describe_error(error: dict[str, Any]) -> str:
 # -- the browser -----------------------------------------------------------------------------------
 
 
-class LabBrowser:
+class LabBrowser(ClosedOnExit):
     """Headless Chromium under Playwright; ``open_notebook`` gives a ``NotebookPage``."""
 
     def __init__(self, playwright: Playwright, browser: Browser) -> None:
@@ -158,14 +158,6 @@ class LabBrowser:
             self.browser.close()
         self._playwright.stop()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.close()
-
 
 def _prepare_notebook(server: LabServer, notebook_path: str, kernel_name: str | None) -> list[str]:
     """Check (or set) the kernelspec of the server's copy; return the cells' sources."""
@@ -199,7 +191,7 @@ def _prepare_notebook(server: LabServer, notebook_path: str, kernel_name: str | 
 # -- one open notebook -----------------------------------------------------------------------------
 
 
-class NotebookPage:
+class NotebookPage(ClosedOnExit):
     """One notebook open in JupyterLab: cells are run, waited for, clicked and read through the page."""
 
     def __init__(self, page: Page, server: LabServer, notebook_path: str, sources: list[str]) -> None:
@@ -486,14 +478,6 @@ class NotebookPage:
         if not self.closed:
             self.closed = True
             self.page.context.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ bounded wait are shared with ``lab.py`` (the browser side).
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import json
 import os
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_KERNEL",
     "POLL_INTERVAL_S",
     "CellFailed",
+    "ClosedOnExit",
     "LabError",
     "LabServer",
     "StepTimeout",
@@ -155,7 +157,22 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-class LabServer:
+class ClosedOnExit(abc.ABC):
+    """``with thing:`` closes ``thing`` on the way out (the harness's server, browser and pages)."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class LabServer(ClosedOnExit):
     """A JupyterLab server on 127.0.0.1 serving a temporary copy of a notebook folder.
 
     Its Jupyter config, data, runtime, IPython, settings and workspace folders are temporary too,
@@ -373,12 +390,8 @@ class LabServer:
                 self.leftover_processes.append(f"{process.pid} {' '.join(process.cmdline())[:200]}")
                 process.kill()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
+    def close(self) -> None:
+        """``stop()``, under the name ``ClosedOnExit`` calls."""
         self.stop()
 
 

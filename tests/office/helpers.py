@@ -1,23 +1,14 @@
-"""Helpers for the office tests: a bounded wait, the processes an office's CLIs started, a reply's tool output."""
+"""Helpers for the office tests: a bounded wait (the widget tests' one), the processes an office's CLIs started, a reply's tool output."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from typing import Any
 
 import psutil
 
+from tests.widgets.helpers import wait_until
 
-async def wait_until(condition: Callable[[], bool], timeout: float = 20.0) -> bool:
-    """Poll ``condition`` until it holds or ``timeout`` seconds pass (the event loop keeps running)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(0.02)
-    return condition()
+__all__ = ["tool_processes", "tool_text", "wait_until"]
 
 
 def tool_processes(office: Any) -> list[psutil.Process]:
