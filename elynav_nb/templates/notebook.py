@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 __all__ = ["Templates"]
 
 FRAME_COLUMNS = ["id", "name", "version", "default_profile_id", "content_bytes", "agents", "drifted_agents"]
+# Inline styles: inside a widget (the editor's table) JupyterLab's rendered-HTML styles do not apply.
+_HEADER_STYLE = "padding:3px 10px;text-align:left;border-bottom:1px solid #999;white-space:nowrap"
+_CELL_STYLE = "padding:3px 10px;text-align:left;border-bottom:1px solid #ddd"
 
 
 class Templates:
@@ -155,16 +158,18 @@ class Templates:
         """The HTML table of ``rows`` (default: the current ``rows()``)."""
         if rows is None:
             rows = self.rows()
-        header = "".join(f"<th>{html.escape(column)}</th>" for column in FRAME_COLUMNS)
+        header = "".join(f"<th style='{_HEADER_STYLE}'>{html.escape(column)}</th>" for column in FRAME_COLUMNS)
         body_rows: list[str] = []
         for row in rows:
-            cells = "".join(f"<td>{html.escape(str(row[column]))}</td>" for column in FRAME_COLUMNS)
+            cells = "".join(
+                f"<td style='{_CELL_STYLE}'>{html.escape(str(row[column]))}</td>" for column in FRAME_COLUMNS
+            )
             body_rows.append(f"<tr>{cells}</tr>")
         if not body_rows:
             body_rows.append(f'<tr><td colspan="{len(FRAME_COLUMNS)}"><i>no templates yet</i></td></tr>')
         return (
             f"<div><b>Agent templates</b> ({len(rows)})"
-            f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(body_rows)}</tbody></table></div>"
+            f"<table style='border-collapse:collapse'><thead><tr>{header}</tr></thead><tbody>{''.join(body_rows)}</tbody></table></div>"
         )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:

@@ -58,7 +58,12 @@ class TemplatesView:
         self.templates = templates
         self.base: AgentTemplate | None = None  # the stored version the edit is based on
         self.table = widgets.HTML()
-        self.selector = widgets.Dropdown(description="Template", options=[])
+        self.selector = widgets.Dropdown(
+            description="Template",
+            options=[],
+            style={"description_width": "initial"},  # the default width cuts the label off
+            layout=widgets.Layout(width="auto", min_width="24em"),
+        )
         self.editor = widgets.Textarea(
             placeholder="Template content (Markdown)",
             continuous_update=False,

@@ -60,11 +60,21 @@ def test_widget_is_registered_as_the_view_of_templates(templates: Templates) -> 
     assert isinstance(view_for(templates), TemplatesView)
 
 
+def test_widget_table_and_selector_are_readable_inside_a_widget(templates: Templates) -> None:
+    # Inside a widget JupyterLab's table styles do not apply: the cells carry their own padding, and the
+    # selector's label is not cut to the default description width (both found in a real JupyterLab).
+    templates.create("Code reviewer", "v1\n")
+    view = TemplatesView(templates)
+    assert view.table.value.count("<th style='padding") == len(FRAME_COLUMNS)
+    assert "<td style='padding" in view.table.value
+    assert view.selector.style.description_width == "initial"
+
+
 def test_widget_edit_and_save(templates: Templates) -> None:
     template = templates.create("Reviewer", "line one\nline two\n")
     view = TemplatesView(templates)
     assert view.selector.value == template.id
-    assert "Reviewer" in view.table.value and "<td>1</td>" in view.table.value
+    assert "Reviewer" in view.table.value and ">1</td>" in view.table.value
     assert view.editor.value == "line one\nline two\n"
     assert "no changes" in view.diff.value
 
@@ -75,7 +85,7 @@ def test_widget_edit_and_save(templates: Templates) -> None:
     assert templates.read(template.id).content_md == "line one\nline 2\n"
     assert view.status.value == "saved: version 2"
     assert "no changes" in view.diff.value
-    assert "<td>2</td>" in view.table.value
+    assert ">2</td>" in view.table.value
     assert repr(view) == f"<TemplatesView editing {template.id} v2>"
     assert view._repr_mimebundle_()["text/plain"] == repr(view)
 
