@@ -5,6 +5,11 @@ How it works: one daemon thread runs one private event loop, created on first us
 call submits its coroutine there and waits for the answer. Objects used through ``*_sync``
 methods therefore live on that private loop, whatever thread calls them; a ``*_sync`` call made
 from the very loop an object lives on would deadlock, so it raises ``SyncCallInsideLoop``.
+
+The one exception is the user's opt-in: when the person has applied nest-asyncio (or its
+maintained fork nest-asyncio2) to that loop themselves, the call runs nested on it instead
+(``loop.run_until_complete`` while the loop runs). The library never imports nest_asyncio nor
+calls ``apply()``; it only reads the marker the patch leaves on the loop (``_nest_patched``).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any, TypeVar
 
 from elynav_nb.errors import SyncCallInsideLoop
 
-__all__ = ["private_loop", "run_sync"]
+__all__ = ["nested_loops_allowed", "private_loop", "run_sync"]
 
 ResultType = TypeVar("ResultType")
 
@@ -38,12 +43,18 @@ def private_loop() -> asyncio.AbstractEventLoop:
         return _private_loop
 
 
+def nested_loops_allowed(loop: asyncio.AbstractEventLoop) -> bool:
+    """True when the user applied nest-asyncio (or nest-asyncio2) to ``loop``: it may run nested."""
+    return bool(getattr(loop, "_nest_patched", False))
+
+
 def run_sync(
     coroutine: Coroutine[Any, Any, ResultType], *, owner_loop: asyncio.AbstractEventLoop | None = None
 ) -> ResultType:
     """Run ``coroutine`` on ``owner_loop`` (default: the private loop) and block until it ends.
 
-    Raises ``SyncCallInsideLoop`` when called from the thread running ``owner_loop``.
+    Raises ``SyncCallInsideLoop`` when called from the thread running ``owner_loop``, unless the
+    user made that loop re-entrant with nest-asyncio: then the coroutine runs nested on it.
     """
     target_loop = owner_loop or private_loop()
     try:
@@ -51,9 +62,12 @@ def run_sync(
     except RuntimeError:
         calling_loop = None
     if calling_loop is target_loop:
+        if nested_loops_allowed(target_loop):
+            return target_loop.run_until_complete(coroutine)
         coroutine.close()
         raise SyncCallInsideLoop(
-            "this object runs on the current event loop: use `await` instead of the *_sync method"
+            "this object runs on the current event loop: use `await` instead of the *_sync method "
+            "(or apply nest-asyncio to the loop yourself, see the runners notebook)"
         )
     future = asyncio.run_coroutine_threadsafe(coroutine, target_loop)
     try:

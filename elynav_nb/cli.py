@@ -21,6 +21,7 @@ __all__ = ["COMMANDS", "main"]
 # (words after `elynav`, module, one-line help)
 COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("demo",), "elynav_nb.demo", "run one streamed agent turn on the embedded defaults"),
+    (("lab",), "elynav_nb.lab_command", "open the walkthrough notebooks in JupyterLab (installs nothing)"),
     (("ask",), "elynav_nb.office.ask_command", "ask another agent of the office and wait for its reply"),
     (("cancel",), "elynav_nb.office.cancel_command", "cancel an ask (the user: any; an agent: its own)"),
     (("agents", "install"), "elynav_nb.agents.install_command", "copy the Elynav agents into a workspace"),
