@@ -2,8 +2,8 @@
 
 Modules (one job each): ``schema`` (DDL and migrations), ``domain`` (records, validation, search
 quoting, cursors; pure), ``store`` (SQLite I/O), ``server`` (the MCP server), ``session`` (one MCP
-session across cells), ``frames`` (any MCP result -> DataFrame), ``columns`` (CRM dtypes),
-``reader`` (read-only frames), ``analysis`` (ready-made analyses), ``demo_data`` and
+session across cells), ``frames`` (any MCP result -> DataFrame), ``columns`` (CRM dtypes,
+Arrow-backed), ``reader`` (read-only frames through Arrow), ``analysis`` (ready-made analyses), ``demo_data`` and
 ``demo_database`` (deterministic demo CRM), ``workspace`` (``.mcp.json``), ``crm`` (``Crm``).
 
 Typical use::
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         plot_pipeline_by_stage,
         untouched_accounts,
     )
+    from elynav_nb.crm.columns import with_numpy_dtypes
     from elynav_nb.crm.crm import Crm
     from elynav_nb.crm.demo_database import create_demo_database
     from elynav_nb.crm.frames import mcp_result_to_frame
@@ -50,6 +51,7 @@ _EXPORTS: dict[str, str] = {
     "plot_activities_per_agent_per_week": "elynav_nb.crm.analysis",
     "plot_pipeline_by_stage": "elynav_nb.crm.analysis",
     "untouched_accounts": "elynav_nb.crm.analysis",
+    "with_numpy_dtypes": "elynav_nb.crm.columns",
     "write_mcp_config": "elynav_nb.crm.workspace",
 }
 
@@ -65,6 +67,7 @@ __all__ = [
     "plot_activities_per_agent_per_week",
     "plot_pipeline_by_stage",
     "untouched_accounts",
+    "with_numpy_dtypes",
     "write_mcp_config",
 ]
 

@@ -2,7 +2,8 @@
 accounts with no touch in N days. Pure pandas, no I/O.
 
 Where it sits: called by ``Crm.pipeline_by_stage()`` and friends with the frames of
-``reader.py`` (any frames with the same columns and dtypes work, e.g. from ``Crm.call``). Each
+``reader.py`` (any frames with the same columns work, Arrow-backed or NumPy-backed, e.g. from
+``Crm.call``). Each
 analysis returns a DataFrame; the ``plot_*`` functions draw one as a matplotlib ``Figure``.
 matplotlib is imported inside them (it is optional: ``pip install matplotlib``), and figures are
 built without pyplot, so nothing global changes and a figure is shown only when returned.
@@ -83,7 +84,8 @@ def activities_per_agent_per_week(activities: pd.DataFrame, *, agents_only: bool
     selected = activities
     if agents_only:
         selected = activities.loc[activities["logged_by"].str.startswith("elynav-")]
-    occurred_utc = selected["occurred_at"].dt.tz_convert("UTC").dt.tz_localize(None)
+    # NumPy-backed UTC times first: Arrow-backed ones have no ``dt.to_period``
+    occurred_utc = selected["occurred_at"].astype("datetime64[us, UTC]").dt.tz_localize(None)
     week_start = occurred_utc.dt.to_period("W-SUN").dt.start_time.rename("week")
     table = pd.crosstab(week_start, selected["logged_by"].rename("logged_by"))
     if not table.empty:
@@ -96,7 +98,7 @@ def activities_per_agent_per_week(activities: pd.DataFrame, *, agents_only: bool
 
 
 def plot_activities_per_agent_per_week(table: pd.DataFrame) -> Figure:
-    """One line per author: activities per week."""
+    """One line per author: activities per week; the legend sits right of the plot, never over a line."""
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(9, 4), layout="constrained")
@@ -105,7 +107,7 @@ def plot_activities_per_agent_per_week(table: pd.DataFrame) -> Figure:
         axes.plot(table.index, table[author].to_list(), label=str(author), linewidth=1.2)
     axes.set_ylabel("activities per week")
     axes.set_title("Activities per agent per week")
-    axes.legend(fontsize=7, ncols=3)
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), title="logged by", title_fontsize=7)
     return figure
 
 

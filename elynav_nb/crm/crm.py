@@ -7,6 +7,10 @@ server process and session open across cells; ``await crm.aclose()`` stops it), 
 as a DataFrame (``frames.py``) with the CRM dtypes (``columns.py``). Analyses are in
 ``analysis.py``; ``Crm`` passes them its frames.
 
+Frames are Arrow-backed (``int64[pyarrow]``, ``string[pyarrow]``, ``timestamp[us, tz=UTC][pyarrow]``;
+categories stay ``category``); ``dtype_backend="numpy_nullable"`` on the read methods, or
+``columns.with_numpy_dtypes(frame)`` on any frame, gives NumPy-backed dtypes instead.
+
 Three faces: a one-line ``repr``, ``_repr_html_`` (rows per table) and ``to_frame()`` (accounts).
 """
 
@@ -25,7 +29,7 @@ from mcp import StdioServerParameters
 from mcp.types import CallToolResult
 
 from elynav_nb.crm import analysis
-from elynav_nb.crm.columns import apply_crm_dtypes
+from elynav_nb.crm.columns import DtypeBackend, apply_crm_dtypes
 from elynav_nb.crm.domain import Account, Activity, Contact, Opportunity, StageTotal
 from elynav_nb.crm.frames import mcp_result_to_frame
 from elynav_nb.crm.reader import read_table, read_table_counts
@@ -83,21 +87,25 @@ class Crm:
 
     # --- read-only frames -----------------------------------------------------------------
 
-    def accounts(self) -> pd.DataFrame:
-        return read_table(self.database_path, "accounts")
+    def accounts(self, *, dtype_backend: DtypeBackend = "pyarrow") -> pd.DataFrame:
+        """Every account, by id. ``dtype_backend="numpy_nullable"``: NumPy-backed dtypes (see ``columns``)."""
+        return read_table(self.database_path, "accounts", dtype_backend=dtype_backend)
 
-    def contacts(self) -> pd.DataFrame:
-        return read_table(self.database_path, "contacts")
+    def contacts(self, *, dtype_backend: DtypeBackend = "pyarrow") -> pd.DataFrame:
+        """Every contact, by id."""
+        return read_table(self.database_path, "contacts", dtype_backend=dtype_backend)
 
-    def activities(self) -> pd.DataFrame:
-        return read_table(self.database_path, "activities")
+    def activities(self, *, dtype_backend: DtypeBackend = "pyarrow") -> pd.DataFrame:
+        """Every activity, by id."""
+        return read_table(self.database_path, "activities", dtype_backend=dtype_backend)
 
-    def opportunities(self) -> pd.DataFrame:
-        return read_table(self.database_path, "opportunities")
+    def opportunities(self, *, dtype_backend: DtypeBackend = "pyarrow") -> pd.DataFrame:
+        """Every opportunity, by id."""
+        return read_table(self.database_path, "opportunities", dtype_backend=dtype_backend)
 
-    def to_frame(self) -> pd.DataFrame:
+    def to_frame(self, *, dtype_backend: DtypeBackend = "pyarrow") -> pd.DataFrame:
         """The accounts."""
-        return self.accounts()
+        return self.accounts(dtype_backend=dtype_backend)
 
     def counts(self) -> dict[str, int]:
         """Rows per table."""
@@ -124,9 +132,7 @@ class Crm:
             empty_columns = {field.name: pd.Series([], dtype="str") for field in dataclasses.fields(record)}
             frame = pd.DataFrame(empty_columns)
             frame.attrs.update(attributes)
-        converted = apply_crm_dtypes(frame)
-        converted.attrs.update(frame.attrs)
-        return converted
+        return apply_crm_dtypes(frame)  # keeps attrs
 
     async def aclose(self) -> None:
         """Stop the MCP server process, if one was started."""

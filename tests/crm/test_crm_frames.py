@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from elynav_nb.crm import Crm
@@ -21,22 +22,52 @@ from elynav_nb.crm.schema import SCHEMA_VERSION
 from elynav_nb.errors import NotFound, StoreCorrupt
 
 
-def test_frames_have_pandas_3_dtypes(demo_database: Path) -> None:
+def test_frames_are_arrow_backed(demo_database: Path) -> None:
     crm = Crm.open(demo_database)
     accounts = crm.accounts()
     activities = crm.activities()
     opportunities = crm.opportunities()
     contacts = crm.contacts()
-    assert str(accounts["id"].dtype) == "Int64"
-    assert str(activities["contact_id"].dtype) == "Int64" and activities["contact_id"].isna().any()
-    assert pd.api.types.is_string_dtype(accounts["name"]) and accounts["name"].dtype != object
-    assert str(activities["occurred_at"].dtype) == "datetime64[us, UTC]"
-    assert str(opportunities["close_date"].dtype) == "datetime64[us]"
+    assert accounts["id"].dtype == pd.ArrowDtype(pa.int64())
+    assert (
+        activities["contact_id"].dtype == pd.ArrowDtype(pa.int64()) and activities["contact_id"].isna().any()
+    )
+    assert pd.api.types.is_string_dtype(accounts["name"]) and accounts["name"].dtype == pd.ArrowDtype(
+        pa.string()
+    )
+    assert activities["occurred_at"].dtype == pd.ArrowDtype(pa.timestamp("us", tz="UTC"))
+    assert opportunities["close_date"].dtype == pd.ArrowDtype(pa.timestamp("us"))
+    assert opportunities["amount"].dtype == pd.ArrowDtype(pa.float64())
     assert isinstance(activities["kind"].dtype, pd.CategoricalDtype)
     assert list(opportunities["stage"].cat.categories)[:2] == ["prospecting", "qualification"]
     assert opportunities["stage"].cat.ordered
     assert contacts["title"].dtype == accounts["name"].dtype
     pd.testing.assert_frame_equal(crm.to_frame(), accounts)
+    numpy_backed = crm.to_frame(dtype_backend="numpy_nullable")
+    assert (
+        str(numpy_backed["id"].dtype) == "Int64"
+        and str(numpy_backed["created_at"].dtype) == "datetime64[us, UTC]"
+    )
+
+
+def test_analyses_agree_on_both_backends(demo_database: Path) -> None:
+    crm = Crm.open(demo_database)
+    arrow_accounts, arrow_activities = crm.accounts(), crm.activities()
+    numpy_accounts = crm.accounts(dtype_backend="numpy_nullable")
+    numpy_activities = crm.activities(dtype_backend="numpy_nullable")
+    pd.testing.assert_frame_equal(
+        activities_per_agent_per_week(arrow_activities), activities_per_agent_per_week(numpy_activities)
+    )
+    pd.testing.assert_frame_equal(
+        pipeline_by_stage(crm.opportunities()),
+        pipeline_by_stage(crm.opportunities(dtype_backend="numpy_nullable")),
+    )
+    as_of = "2025-06-30T18:00:00Z"
+    from_arrow = untouched_accounts(arrow_accounts, arrow_activities, days=90, as_of=as_of)
+    from_numpy = untouched_accounts(numpy_accounts, numpy_activities, days=90, as_of=as_of)
+    assert len(from_arrow) > 0
+    assert from_arrow["id"].to_list() == from_numpy["id"].to_list()
+    assert from_arrow["days_since_touch"].to_list() == from_numpy["days_since_touch"].to_list()
 
 
 def test_repr_and_html(demo_database: Path) -> None:
@@ -148,6 +179,13 @@ def test_figures() -> None:
     assert len(pipeline_figure.axes[0].patches) == 6
     weekly_figure = plot_activities_per_agent_per_week(activities_per_agent_per_week(_activities()))
     assert len(weekly_figure.axes[0].lines) == 3
+    weekly_figure.draw_without_rendering()
+    legend = weekly_figure.axes[0].get_legend()
+    assert legend is not None
+    plot_area = weekly_figure.axes[0].get_window_extent()
+    legend_box = legend.get_window_extent()
+    assert legend_box.x0 >= plot_area.x1  # beside the plot: it can cover no line
+    assert legend_box.x1 <= weekly_figure.bbox.x1  # and still inside the figure
 
 
 def test_repr_never_raises_when_the_file_is_gone(tmp_path: Path) -> None:

@@ -6,6 +6,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
+import pandas as pd
+import pyarrow as pa
 import pytest
 from mcp import Client, StdioServerParameters, stdio_client
 
@@ -44,7 +46,9 @@ async def test_create_log_and_search_round_trip_over_stdio(tmp_path: Path) -> No
         )
         found = await crm.call("search_accounts", query="durand logist")
         assert found["name"].to_list() == ["Durand Logistique SAS"]
-        assert str(found["id"].dtype) == "Int64" and str(found["created_at"].dtype) == "datetime64[us, UTC]"
+        assert found["id"].dtype == pd.ArrowDtype(pa.int64())
+        assert found["created_at"].dtype == pd.ArrowDtype(pa.timestamp("us", tz="UTC"))
+        assert found.dtypes.to_dict() == crm.accounts().dtypes.to_dict()  # the same dtypes both ways
         assert found.attrs == {"next_cursor": None}
         activities = await crm.call("list_activities", account_id=account_id)
         assert activities["subject"].to_list() == ["Appel de découverte"]

@@ -123,6 +123,32 @@ def test_search_finds_prefixes_and_ignores_accents(store: CrmStore) -> None:
     assert [item.name for item in store.search_accounts("acme-lyon.fr").items] == ["Acme Lyon"]
 
 
+def test_search_pages_follow_rank_then_id(store: CrmStore) -> None:
+    for number in range(12):
+        store.create_account(f"Atelier {number:02d}", industry="Menuiserie")
+    store.create_account("Atelier Atelier", industry="Atelier")  # the word three times: best match
+    store.create_account("Atelier de menuiserie fine et de restauration de meubles anciens")
+    store.create_account("Boulangerie Martin")
+    with store._reading() as connection:
+        expected = [
+            row[0]
+            for row in connection.execute(
+                "SELECT rowid FROM accounts_search WHERE accounts_search MATCH '\"atelier\"*' ORDER BY rank, rowid"
+            )
+        ]
+    found: list[int] = []
+    cursor: str | None = None
+    while True:
+        page = store.search_accounts("atelier", limit=5, cursor=cursor)
+        found.extend(item.id for item in page.items)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert found == expected and len(found) == 14
+    assert found[0] == 13  # "Atelier Atelier" first; the long name last
+    assert found[-1] == 14
+
+
 @pytest.mark.parametrize(
     "hostile_query",
     [
