@@ -24,6 +24,13 @@ What it reproduces (design note §1, §2.3, §9.4-§9.6):
   sockets open, and accepts a new Auth on them.
 * The layer persists nothing: a room starts empty and is discarded with its last connection.
 
+One test hook that Hocuspocus does not have, for a timing the sandbox cannot otherwise produce
+(it handles each frame to the end before the next): ``hold_acks(room)`` keeps the room's
+``SyncStatus`` frames back, as if the server were still busy with the messages they answer.
+``reset(room)`` then sends each socket's held acks *after* its ``Close "Reset Connection"``: the
+stale ack a real server sends when a reset lands while it handles a message (design note §1.5).
+Holding goes on after the reset until ``release_acks(room)`` sends what is held and stops.
+
 ``hocuspocus_version=4`` imitates what Hocuspocus 4.7.0 does differently (design note §1.9, §6.1,
 checked against its ``ClientConnection.ts``):
 
@@ -305,7 +312,7 @@ class SocketSession:
                     applied = False
             else:
                 applied = False
-            self.socket.send(encode_message(SyncStatus(name, applied)))
+            self.hub.send_ack(self, name, encode_message(SyncStatus(name, applied)))
             return
         if self.is_v4:
             room.echo_held_for = connection
@@ -319,7 +326,7 @@ class SocketSession:
             return
         finally:
             held, room.held_echoes, room.echo_held_for = room.held_echoes, [], None
-        self.socket.send(encode_message(SyncStatus(name, True)))
+        self.hub.send_ack(self, name, encode_message(SyncStatus(name, True)))
         for frame in held:  # v4 only: the sender's echo after its ack
             self.socket.send(frame)
 
@@ -366,6 +373,7 @@ class CollaborationHub:
         self.hocuspocus_version = hocuspocus_version
         self.timeout = timeout if hocuspocus_version >= 4 else None
         self.rooms: dict[str, Room] = {}
+        self._held_acks: dict[str, list[tuple[SocketSession, bytes]]] = {}  # room -> held SyncStatus frames
 
     def attach(self, socket: CollaborationSocket, room_parameter: str, cookie: str) -> SocketSession:
         return SocketSession(self, socket, room_parameter, cookie)
@@ -400,10 +408,47 @@ class CollaborationHub:
                 continue
             for connection in list(room.connections):
                 connection.socket_session.socket.send(encode_message(Close(name, RESET_REASON)))
+                self._send_held_acks(name, connection.socket_session)  # stale: after the Close
                 self.leave(connection)
                 connection.socket_session.documents.pop(name, None)
                 count += 1
         return count
+
+    # --- test hook: acks held back (see the module docstring) ---------------------------------
+
+    def send_ack(self, session: SocketSession, room_name: str, frame: bytes) -> None:
+        """Send a ``SyncStatus`` frame now, or keep it back while the room's acks are held."""
+        held = self._held_acks.get(room_name)
+        if held is None:
+            session.socket.send(frame)
+        else:
+            held.append((session, frame))
+
+    def hold_acks(self, room_name: str) -> None:
+        """Keep this room's ``SyncStatus`` acks back until ``release_acks`` (a reset sends them late)."""
+        self._held_acks.setdefault(room_name, [])
+
+    def held_ack_count(self, room_name: str) -> int:
+        return len(self._held_acks.get(room_name, []))
+
+    def release_acks(self, room_name: str) -> int:
+        """Send the held acks of this room, in order, and stop holding; returns how many were sent."""
+        held = self._held_acks.pop(room_name, [])
+        sent = 0
+        for session, frame in held:
+            if not session.closed:
+                session.socket.send(frame)
+                sent += 1
+        return sent
+
+    def _send_held_acks(self, room_name: str, session: SocketSession) -> None:
+        held = self._held_acks.get(room_name)
+        if not held:
+            return
+        for held_session, frame in held:
+            if held_session is session:
+                session.socket.send(frame)
+        held[:] = [(other, frame) for other, frame in held if other is not session]
 
     def connection_counts(self, room_name: str, session_key: str | None) -> dict[str, Any] | None:
         """``{count, exists}`` for ``get-connections``; ``None`` when the room is not loaded."""
