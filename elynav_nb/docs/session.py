@@ -47,6 +47,7 @@ from elynav_nb.docs.addressing import DocAddress, parse_docs_url
 from elynav_nb.docs.blocknote import Block
 from elynav_nb.docs.connection import REMOTE_ORIGIN, DocsConnection
 from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
+from elynav_nb.docs.inline_html import inline_markdown_to_html
 from elynav_nb.docs.rest import DocsRestClient, DocumentInfo
 from elynav_nb.errors import DocReadonly, ElynavError, InvalidInput, NotAllowed, ServiceError
 
@@ -75,6 +76,16 @@ class RemoteChange:
     blocks: list[Block]
     changed_block_ids: list[str] = field(default_factory=list)
     at: float = field(default_factory=time.time)
+
+
+def _heading_level(block: Block) -> int | None:
+    """A heading's level as an int (pycrdt reads JS numbers back as floats); None elsewhere."""
+    if block.type != "heading":
+        return None
+    level = block.props.get("level")
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or level != int(level):
+        return None
+    return int(level)
 
 
 def _block_signature(blocks: list[Block]) -> dict[str, tuple[str, str]]:
@@ -321,7 +332,10 @@ class DocsSession:
         return blocknote.blocks_to_markdown(self.blocks)
 
     def to_frame(self) -> pandas.DataFrame:
-        """One row per block: id, type, text, level, depth, parent_id, opaque."""
+        """One row per block: id, type, text, level, depth, parent_id, opaque.
+
+        ``level`` is a nullable integer column (``Int64``): a heading's level, ``<NA>`` for other blocks.
+        """
         import pandas
 
         rows: list[dict[str, Any]] = []
@@ -333,7 +347,7 @@ class DocsSession:
                     "id": block.id,
                     "type": block.type,
                     "text": block.text,
-                    "level": block.props.get("level") if block.type == "heading" else None,
+                    "level": _heading_level(block),
                     "depth": depth,
                     "parent_id": parent_id,
                     "opaque": block.opaque,
@@ -342,7 +356,9 @@ class DocsSession:
             for child in reversed(block.children):
                 pending.append((child, depth + 1, block.id))
         columns = ["id", "type", "text", "level", "depth", "parent_id", "opaque"]
-        return pandas.DataFrame(rows, columns=columns)
+        frame = pandas.DataFrame(rows, columns=columns)
+        frame["level"] = frame["level"].astype("Int64")
+        return frame
 
     def watch(self, *, timeout: float | None = None) -> RemoteChanges:
         """Changes made by someone else, from now on: ``async for change in doc.watch(): ...``.
@@ -586,7 +602,7 @@ class DocsSession:
     def __repr__(self) -> str:
         return (
             f"<DocsSession {self.title!r} id={self.document_id} {self._status()} "
-            f"blocks={len(self.blocks) if not self._closed else '?'} {self._save_note()}>"
+            f"blocks={len(self.blocks)} {self._save_note()}>"
         )
 
     def _repr_html_(self) -> str:
@@ -595,7 +611,7 @@ class DocsSession:
             level = f" h{block.props.get('level')}" if block.type == "heading" else ""
             rows.append(
                 f"<tr><td><code>{html.escape(block.id[:8])}</code></td><td>{html.escape(block.type)}{level}</td>"
-                f"<td>{html.escape(block.text[:200])}</td></tr>"
+                f"<td>{inline_markdown_to_html(block.text[:200])}</td></tr>"
             )
         more = f"<p>… {len(self.blocks) - 50} more blocks</p>" if len(self.blocks) > 50 else ""
         return (

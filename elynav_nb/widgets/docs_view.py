@@ -10,7 +10,9 @@ How data flows::
         -> RateLimiter (at most once per         write of ours, a save, closing
            min_interval, the last change
            always shown)
-        -> widget.value = session's HTML      title, status, save state, the blocks
+        -> widget.value = session's HTML      title, status, save state, the blocks (each block's
+                                                 inline markdown shown as bold, italic, links...:
+                                                 ``docs.inline_html``, every character escaped)
 
 One view per session: displaying the session again shows the same widget (``_display`` keeps it),
 so views never pile up listeners. ``close()`` unsubscribes.

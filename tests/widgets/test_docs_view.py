@@ -35,12 +35,13 @@ async def _eventually(condition: Callable[[], bool], timeout: float = 10.0) -> b
 async def test_the_view_follows_edits_made_by_someone_else(sandbox: DocsSandbox) -> None:
     document = sandbox.create_document("Suivi")
     link = sandbox.document_link(document.id)
-    async with DocsSession.open(link, sandbox.credentials()) as ours, DocsSession.open(
-        link, sandbox.credentials()
-    ) as theirs:
+    async with (
+        DocsSession.open(link, sandbox.credentials()) as ours,
+        DocsSession.open(link, sandbox.credentials()) as theirs,
+    ):
         view = DocsSessionView(ours, min_interval=0.05)
         await theirs.insert_block("écrit **ailleurs**")
-        assert await _eventually(lambda: "écrit **ailleurs**" in view.widget.value)
+        assert await _eventually(lambda: "écrit <strong>ailleurs</strong>" in view.widget.value)
         await ours.insert_block("écrit ici")  # our own acked write shows too
         assert await _eventually(lambda: "écrit ici" in view.widget.value)
 
@@ -58,7 +59,9 @@ async def test_the_view_follows_edits_made_by_someone_else(sandbox: DocsSandbox)
         assert view.widget.value == rendered
 
 
-async def test_a_session_displayed_twice_has_one_view(sandbox: DocsSandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_session_displayed_twice_has_one_view(
+    sandbox: DocsSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(display, "in_notebook_kernel", lambda: True)
     document = sandbox.create_document("Affichage")
     async with DocsSession.open(sandbox.document_link(document.id), sandbox.credentials()) as doc:
