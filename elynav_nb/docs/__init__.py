@@ -5,7 +5,10 @@ read blocks, write acknowledged edits, saved over REST) with ``DocsCredentials``
 ``DocsSessionPool``. Under it: the pure layers (link parsing ``addressing``, the Hocuspocus frame
 codec ``frames``, inline markdown ``inline_markdown``, the BlockNote tree in a ``pycrdt.Doc``
 ``blocknote``) and the I/O layers (``connection.DocsConnection`` over WebSocket, ``rest.DocsRestClient``
-over HTTP). The MCP server is ``elynav_nb.docs.server`` (``elynav mcp docs``).
+over HTTP). The document tree and lifecycle (list, search, children, descendants, create, rename,
+move, duplicate, trash, restore, favourites) are ``DocsRestClient(...).tree`` (``rest_tree``), with
+the typed records of ``tree`` (``DocumentNode``, ``DocumentList``, ``DocumentTree``,
+``DocumentChange``). The MCP server is ``elynav_nb.docs.server`` (``elynav mcp docs``).
 """
 
 from elynav_nb.docs.addressing import DocAddress, is_uuid_v4, normalize_instance_origin, parse_docs_url
@@ -27,11 +30,14 @@ from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
 from elynav_nb.docs.frames import Message, decode_message, encode_message
 from elynav_nb.docs.inline_markdown import InlineRun, normalize, parse_inline, render_inline
 from elynav_nb.docs.rest import DocsRestClient, DocumentInfo
+from elynav_nb.docs.rest_tree import DocsTreeClient
 from elynav_nb.docs.session import DocsSession, DocsSessionPool, RemoteChange, SaveResult
+from elynav_nb.docs.tree import MOVE_POSITIONS, DocumentChange, DocumentList, DocumentNode, DocumentTree
 
 __all__ = [
     "DOCUMENT_FRAGMENT",
     "MAX_BLOCK_TEXT_BYTES",
+    "MOVE_POSITIONS",
     "REMOTE_ORIGIN",
     "WRITABLE_BLOCK_TYPES",
     "Block",
@@ -41,7 +47,12 @@ __all__ = [
     "DocsRestClient",
     "DocsSession",
     "DocsSessionPool",
+    "DocsTreeClient",
+    "DocumentChange",
     "DocumentInfo",
+    "DocumentList",
+    "DocumentNode",
+    "DocumentTree",
     "InlineRun",
     "Message",
     "RemoteChange",

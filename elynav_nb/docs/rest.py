@@ -14,6 +14,9 @@ How data flows::
     save_content(id)    PATCH /documents/{id}/content/  {"content": base64, "websocket": true} -> 204
                         (v4: PATCH /documents/{id}/ with the same body)
 
+The tree and lifecycle calls (children, move, duplicate, trash...) are ``client.tree``
+(``rest_tree.DocsTreeClient``), on the same connection, credentials and throttle.
+
 Every request carries the Cookie of the settled instance (``DocsCredentials``); writes add
 Content-Type, Origin, Referer and X-CSRFToken. Statuses map to typed errors: 401 ``AUTH_REQUIRED``,
 403 ``NOT_ALLOWED``, 404 ``DOC_NOT_FOUND``, 429 ``RATE_LIMITED``, 5xx ``SERVICE_ERROR``, other 4xx
@@ -32,8 +35,9 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final, Self
 
 import httpx
 
@@ -48,6 +52,9 @@ from elynav_nb.errors import (
     RateLimited,
     ServiceError,
 )
+
+if TYPE_CHECKING:
+    from elynav_nb.docs.rest_tree import DocsTreeClient
 
 __all__ = ["API_PREFIX", "DocsRestClient", "DocumentInfo", "RequestThrottle", "shared_throttle"]
 
@@ -200,6 +207,16 @@ class DocsRestClient:
             base_url=self.instance, timeout=timeout, transport=transport, follow_redirects=False
         )
         self._config: dict[str, Any] | None = None
+        self._tree: DocsTreeClient | None = None
+
+    @property
+    def tree(self) -> DocsTreeClient:
+        """The document tree and lifecycle calls (``rest_tree.DocsTreeClient``) on this client."""
+        if self._tree is None:
+            from elynav_nb.docs.rest_tree import DocsTreeClient
+
+            self._tree = DocsTreeClient(self)
+        return self._tree
 
     def __repr__(self) -> str:
         return f"<DocsRestClient instance={self.instance!r} {'anonymous' if self.credentials.is_anonymous else 'signed in'}>"
@@ -228,7 +245,10 @@ class DocsRestClient:
         params: dict[str, Any] | None = None,
         throttled: bool = True,
         accept: str = "application/json",
+        refusal: Callable[[httpx.Response], ElynavError | None] | None = None,
     ) -> httpx.Response:
+        """One request with the instance's headers, retried (GETs only), every failure typed;
+        ``refusal`` may read a 4xx answer first and name a more precise error."""
         if method == "GET":
             headers = {"Cookie": self.credentials.cookie_header(self.instance), "Accept": accept}
         else:
@@ -258,7 +278,10 @@ class DocsRestClient:
                         details={"status": response.status_code},
                     )
                 if response.status_code not in _RETRYABLE_STATUSES or last_try:
-                    raise _error_for_status(response, what)
+                    precise = (
+                        refusal(response) if refusal is not None and response.status_code < 500 else None
+                    )
+                    raise precise or _error_for_status(response, what)
                 retry_after = response.headers.get("Retry-After", "")
                 if retry_after.isdigit():
                     await asyncio.sleep(min(float(retry_after), 10.0))

@@ -21,7 +21,10 @@ Reproduced (design note §9): 401 for anonymous requests that need a user, CSRF 
 ``X-CSRFToken`` + matching Origin or same-origin Referer) on writes of a session, pagination,
 abilities, v5 ``/content/`` (or the v4 ``content`` field with ``api_version=4``), ETag/304, the
 "not connected => read-only" rule, the 80/min document throttle (429; ``X-Y-Provider-Key`` exempt),
-automatic resets after ``link-configuration``. Out of scope: OIDC, y-prosemirror's deletions.
+automatic resets after ``link-configuration``. The document tree and lifecycle (list, all, search,
+children, tree, move, duplicate, trash and restore, favourites; design note ``docs-tree-api.md``)
+are served by ``docs_tree_routes`` and ``docs_lifecycle_routes`` on the store's materialised path.
+Out of scope: OIDC, teams, y-prosemirror's deletions.
 
 ``DocsSandbox(hocuspocus_version=4)`` makes the collaboration layer behave like Hocuspocus 4.7.0
 (idle close 4408 after ``collaboration_timeout`` seconds without a frame, echo after ack, denials
@@ -38,7 +41,7 @@ import secrets
 import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, Final, Self
+from typing import Final, Self
 
 import uvicorn
 from pycrdt import XmlFragment
@@ -51,14 +54,14 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from elynav_nb.docs.credentials import DocsCredentials
 from elynav_nb.docs.frames import Ping, encode_message
 from elynav_nb.errors import InvalidInput, ServiceError
+from elynav_nb.sandbox.docs_api_common import decode_content_or_error, json_body, write_body
 from elynav_nb.sandbox.docs_collaboration import CollaborationHub, SocketSession
+from elynav_nb.sandbox.docs_lifecycle_routes import TREE_ROUTES
 from elynav_nb.sandbox.docs_store import LINK_REACHES, LINK_ROLES, SandboxDocument, SandboxStore, SandboxUser
 
 __all__ = ["DocsSandbox", "build_app"]
 
 API: Final = "/api/v1.0"
-PAGE_SIZE: Final = 20
-MAX_PAGE_SIZE: Final = 200
 DEFAULT_USER_NAME: Final = "Alice Martin"
 _UNSAFE_METHODS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -199,13 +202,17 @@ class DocsSandbox:
         link_reach: str = "restricted",
         link_role: str = "reader",
         document_id: str | None = None,
+        parent: str | None = None,
     ) -> SandboxDocument:
+        """A root owned by ``owner`` (Alice by default) or, with ``parent`` (an id), its last child,
+        created by ``owner`` and with no access of its own, as Docs makes sub-pages."""
         return self.store.create_document(
             title,
             owner or self.default_user,
             document_id=document_id,
             link_reach=link_reach,
             link_role=link_role,
+            parent=self._document_or_error(parent) if parent is not None else None,
         )
 
     def share(self, document_id: str, user: SandboxUser, role: str) -> None:
@@ -359,10 +366,7 @@ def build_app(sandbox: DocsSandbox) -> Starlette:
     routes = [
         Route(f"{API}/config/", route(_config, document_scope=False), methods=["GET"]),
         Route(f"{API}/users/me/", route(_users_me, document_scope=False), methods=["GET"]),
-        Route(f"{API}/documents/", route(_documents), methods=["GET", "POST"]),
-        Route(
-            f"{API}/documents/{{document_id}}/", route(_document), methods=["GET", "PATCH", "PUT", "DELETE"]
-        ),
+        *[Route(path, route(handler), methods=methods) for path, handler, methods in TREE_ROUTES],
         Route(f"{API}/documents/{{document_id}}/content/", route(_content), methods=["GET", "PATCH"]),
         Route(
             f"{API}/documents/{{document_id}}/link-configuration/",
@@ -433,112 +437,6 @@ def _missing_or_denied(
     return None
 
 
-async def _json_body(request: Request) -> dict[str, Any] | None:
-    try:
-        body = await request.json()
-    except ValueError:
-        return None
-    return body if isinstance(body, dict) else None
-
-
-async def _documents(request: Request, sandbox: DocsSandbox) -> Response:
-    user = sandbox.user_of(request)
-    if user is None:
-        return _json_error(401, "Authentication credentials were not provided.")
-    if request.method == "POST":
-        body = await _json_body(request)
-        if body is None or not isinstance(body.get("title", ""), str):
-            return _json_error(400, "Invalid body.")
-        try:
-            document = sandbox.store.create_document(
-                str(body.get("title") or ""), user, document_id=body.get("id") or None
-            )
-        except (ValueError, AttributeError, TypeError) as error:
-            return JSONResponse({"id": [str(error)]}, status_code=400)
-        return JSONResponse(sandbox.store.document_json(document, user, with_content=False), status_code=201)
-    try:
-        page_size = min(MAX_PAGE_SIZE, max(1, int(request.query_params.get("page_size", PAGE_SIZE))))
-        page = max(1, int(request.query_params.get("page", 1)))
-    except ValueError:
-        return _json_error(400, "Invalid page.")
-    visible = sandbox.store.visible_documents(user)
-    start = (page - 1) * page_size
-    chunk = visible[start : start + page_size]
-    base = f"{sandbox.url}{API}/documents/?page_size={page_size}"
-    return JSONResponse(
-        {
-            "count": len(visible),
-            "next": f"{base}&page={page + 1}" if start + page_size < len(visible) else None,
-            "previous": f"{base}&page={page - 1}" if page > 1 else None,
-            "results": [
-                sandbox.store.document_json(document, user, with_content=False) for document in chunk
-            ],
-        }
-    )
-
-
-async def _write_body(request: Request, sandbox: DocsSandbox, document: SandboxDocument) -> dict[str, Any] | Response:
-    """The JSON body of a write, or the refusal: 400 for a bad body, 403 by the websocket-flag rule."""
-    body = await _json_body(request)
-    if body is None:
-        return _json_error(400, "Invalid body.")
-    refusal = _websocket_flag_refusal(sandbox, document, request, body.get("websocket"))
-    return body if refusal is None else refusal
-
-
-def _websocket_flag_refusal(
-    sandbox: DocsSandbox, document: SandboxDocument, request: Request, flag: object
-) -> Response | None:
-    """Docs' "not connected => read-only" rule for REST content writes (design note §3.4)."""
-    if flag or not sandbox.not_connected_read_only:
-        return None
-    session_key = request.cookies.get("docs_sessionid") or ""
-    connected = sandbox.hub.session_has_writer(document.id, session_key)
-    if connected is None:  # nobody connected: the first REST editor takes the lock
-        holder = sandbox.store.rest_editor_locks.setdefault(document.id, session_key)
-        if holder == session_key:
-            return None
-        return _json_error(403, "You are not allowed to edit this document.")
-    return None if connected else _json_error(403, "You are not allowed to edit this document.")
-
-
-def _decode_content_or_error(body: dict[str, Any]) -> bytes | Response:
-    try:
-        return SandboxStore.decode_content(body.get("content"))
-    except ValueError as error:
-        return JSONResponse({"content": [str(error)]}, status_code=400)
-
-
-async def _document(request: Request, sandbox: DocsSandbox) -> Response:
-    found = _retrievable_document(request, sandbox)
-    if isinstance(found, Response):
-        return found
-    document, user = found
-    abilities = sandbox.store.abilities(document, user)
-    v4 = sandbox.api_version < 5
-    if request.method == "GET":
-        return JSONResponse(sandbox.store.document_json(document, user, with_content=v4))
-    if request.method == "DELETE":
-        if not abilities["destroy"]:
-            return _json_error(403, "You do not have permission to perform this action.")
-        document.deleted_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        sandbox.hub.reset(document.id)
-        return Response(status_code=204)
-    if not abilities["partial_update"]:
-        return _json_error(403, "You do not have permission to perform this action.")
-    body = await _write_body(request, sandbox, document)
-    if isinstance(body, Response):
-        return body
-    if isinstance(body.get("title"), str):
-        document.title = body["title"]
-    if v4 and "content" in body:  # v5 silently drops a content field here, as Docs does
-        decoded = _decode_content_or_error(body)
-        if isinstance(decoded, Response):
-            return decoded
-        sandbox.store.save_content(document, decoded)
-    return JSONResponse(sandbox.store.document_json(document, user, with_content=v4))
-
-
 async def _content(request: Request, sandbox: DocsSandbox) -> Response:
     if sandbox.api_version < 5:
         return _json_error(404, "Not found.")
@@ -554,10 +452,10 @@ async def _content(request: Request, sandbox: DocsSandbox) -> Response:
         return PlainTextResponse(encoded, headers={"ETag": etag, "Last-Modified": document.updated_at})
     if not sandbox.store.abilities(document, user)["content_patch"]:
         return _json_error(403, "You do not have permission to perform this action.")
-    body = await _write_body(request, sandbox, document)
+    body = await write_body(request, sandbox, document)
     if isinstance(body, Response):
         return body
-    decoded = _decode_content_or_error(body)
+    decoded = decode_content_or_error(body)
     if isinstance(decoded, Response):
         return decoded
     sandbox.store.save_content(document, decoded)
@@ -571,7 +469,9 @@ async def _link_configuration(request: Request, sandbox: DocsSandbox) -> Respons
     document, user = found
     if not sandbox.store.abilities(document, user)["link_configuration"]:
         return _json_error(403, "You do not have permission to perform this action.")
-    body = await _json_body(request) or {}
+    body = await json_body(request)
+    if isinstance(body, Response):
+        return body
     reach, role = body.get("link_reach"), body.get("link_role")
     if reach not in LINK_REACHES or role not in LINK_ROLES:
         return JSONResponse({"link_reach": ["invalid choice"]}, status_code=400)

@@ -7,11 +7,13 @@ No I/O: everything lives in dictionaries for the life of one sandbox.
 Rules reproduced from Docs v5.4.1 (sandbox simplifications noted):
 
 * a user is found by the ``docs_sessionid`` cookie only; ``mint_session`` stands in for OIDC;
-* the effective role is the best of the user's direct access and the link role when the link
-  reaches them (``public``: everyone; ``authenticated``: any session; ``restricted``: nobody);
-* ``abilities.update`` (and ``content_patch``, ``partial_update``) for editor and above;
+* documents live in one materialised-path tree (``docs_tree``); roles, inherited links and the
+  35 abilities follow ``docs_abilities``; trashed documents stay in the tree (``deleted_at``,
+  ``ancestors_deleted_at``) and ``get_document`` no longer finds them (``find_document`` does);
+* favourites and link traces (the documents a user opened) are kept per user; no teams;
 * content is stored **only** by ``save_content`` (the REST ``PATCH .../content/``), as a base64
-  Yjs update that must decode with pycrdt.
+  Yjs update that must decode with pycrdt;
+* the clock is ``now()`` (real time + ``clock_offset``), so tests can age the trash.
 """
 
 from __future__ import annotations
@@ -22,25 +24,23 @@ import hashlib
 import secrets
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from pycrdt import Doc
 
-__all__ = ["ROLES", "SandboxDocument", "SandboxStore", "SandboxUser"]
+from elynav_nb.sandbox import docs_abilities
+from elynav_nb.sandbox.docs_abilities import LINK_REACHES, LINK_ROLES, ROLES, format_datetime
+from elynav_nb.sandbox.docs_tree import MaterializedPathTree
 
-ROLES: Final = ("reader", "commenter", "editor", "administrator", "owner")
-LINK_REACHES: Final = ("restricted", "authenticated", "public")
-LINK_ROLES: Final = ("reader", "commenter", "editor")
+__all__ = ["LINK_REACHES", "LINK_ROLES", "ROLES", "SandboxDocument", "SandboxStore", "SandboxUser"]
+
 _ACCEPTED_ID_VERSIONS: Final = (1, 3, 4, 5)
+TRASHBIN_CUTOFF_DAYS: Final = 30
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
-
-
-def _role_rank(role: str | None) -> int:
-    return ROLES.index(role) + 1 if role in ROLES else 0
+    return format_datetime(datetime.now(UTC)) or ""
 
 
 @dataclass
@@ -60,10 +60,10 @@ class SandboxUser:
         }
 
 
-@dataclass
+@dataclass(eq=False)
 class SandboxDocument:
     id: str
-    title: str
+    title: str | None
     creator_id: str | None
     link_reach: str = "restricted"
     link_role: str = "reader"
@@ -71,7 +71,13 @@ class SandboxDocument:
     content: bytes | None = None
     created_at: str = field(default_factory=_now)
     updated_at: str = field(default_factory=_now)
-    deleted_at: str | None = None
+    excerpt: str | None = None
+    path: str = ""
+    depth: int = 1
+    numchild: int = 0
+    has_deleted_children: bool = False
+    deleted_at: datetime | None = None
+    ancestors_deleted_at: datetime | None = None
 
 
 class SandboxStore:
@@ -81,7 +87,24 @@ class SandboxStore:
         self.users: dict[str, SandboxUser] = {}
         self.sessions: dict[str, str] = {}  # docs_sessionid -> user id
         self.documents: dict[str, SandboxDocument] = {}
+        self.tree: MaterializedPathTree[SandboxDocument] = MaterializedPathTree()
+        self.favorites: set[tuple[str, str]] = set()  # (user id, document id)
+        self.link_traces: set[tuple[str, str]] = set()  # (user id, document id): opened by link
         self.rest_editor_locks: dict[str, str] = {}  # document id -> session key (no-websocket rule)
+        self.clock_offset = timedelta()
+
+    # --- the clock ---------------------------------------------------------------------------
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self.clock_offset
+
+    def stamp(self) -> str:
+        """``now()`` as Docs renders ``created_at`` / ``updated_at``."""
+        return format_datetime(self.now()) or ""
+
+    def trash_cutoff(self) -> datetime:
+        """Documents trashed before this are gone for good (``TRASHBIN_CUTOFF_DAYS``)."""
+        return self.now() - timedelta(days=TRASHBIN_CUTOFF_DAYS)
 
     # --- users -------------------------------------------------------------------------------
 
@@ -108,117 +131,82 @@ class SandboxStore:
 
     def create_document(
         self,
-        title: str,
+        title: str | None,
         creator: SandboxUser | None,
         *,
         document_id: str | None = None,
         link_reach: str = "restricted",
         link_role: str = "reader",
+        parent: SandboxDocument | None = None,
+        excerpt: str | None = None,
     ) -> SandboxDocument:
-        """Create a document; ``document_id`` must be an unused UUID v1/v3/v4/v5 (ValueError otherwise)."""
-        if document_id is None:
-            new_id = str(uuid.uuid4())
-        else:
-            parsed = uuid.UUID(document_id)
-            if parsed.version not in _ACCEPTED_ID_VERSIONS:
-                raise ValueError("the id must be a UUID of version 1, 3, 4 or 5")
-            new_id = str(parsed)
-        if new_id in self.documents:
-            raise ValueError("a document with this id already exists")
+        """A new last root owned by ``creator`` or, under ``parent``, a child with no access of its
+        own (as ``POST .../children/`` makes it). ``document_id`` must be an unused UUID v1/v3/v4/v5
+        (ValueError otherwise)."""
+        new_id = self.checked_new_id(document_id)
         if link_reach not in LINK_REACHES or link_role not in LINK_ROLES:
             raise ValueError("unknown link reach or role")
+        stamp = self.stamp()
         document = SandboxDocument(
             id=new_id,
             title=title,
             creator_id=creator.id if creator else None,
             link_reach=link_reach,
             link_role=link_role,
+            created_at=stamp,
+            updated_at=stamp,
+            excerpt=excerpt,
         )
-        if creator is not None:
-            document.accesses[creator.id] = "owner"
+        if parent is None:
+            self.tree.add_root(document)
+            if creator is not None:
+                document.accesses[creator.id] = "owner"
+        else:
+            self.tree.add_child(parent, document)
         self.documents[new_id] = document
         return document
 
+    def checked_new_id(self, document_id: str | None) -> str:
+        """A fresh UUID v4, or ``document_id`` when it is a UUID v1/v3/v4/v5 not yet taken."""
+        if document_id is None:
+            return str(uuid.uuid4())
+        parsed = uuid.UUID(document_id)
+        if parsed.version not in _ACCEPTED_ID_VERSIONS:
+            raise ValueError("The provided ID is not a valid UUID.")
+        if str(parsed) in self.documents:
+            raise ValueError("A document with this ID already exists. You cannot override it.")
+        return str(parsed)
+
+    def find_document(self, document_id: str) -> SandboxDocument | None:
+        """The document, trashed or not (``None`` for an unknown id)."""
+        return self.documents.get(document_id.lower())
+
     def get_document(self, document_id: str) -> SandboxDocument | None:
+        """The document when it is not in the trash (itself or under a trashed ancestor)."""
         document = self.documents.get(document_id.lower())
-        if document is None or document.deleted_at is not None:
+        if document is None or document.ancestors_deleted_at is not None:
             return None
         return document
 
     def role_of(self, document: SandboxDocument, user: SandboxUser | None) -> str | None:
-        best: str | None = None
-        if user is not None:
-            best = document.accesses.get(user.id)
-        link_applies = document.link_reach == "public" or (
-            document.link_reach == "authenticated" and user is not None
-        )
-        if link_applies and _role_rank(document.link_role) > _role_rank(best):
-            best = document.link_role
-        return best
+        """The user's role from accesses on the document and its ancestors (not from links)."""
+        return docs_abilities.role_of(self, document, user)
 
-    def abilities(self, document: SandboxDocument, user: SandboxUser | None) -> dict[str, bool]:
-        role = self.role_of(document, user)
-        can_read = role is not None
-        can_edit = _role_rank(role) >= _role_rank("editor")
-        is_admin = _role_rank(role) >= _role_rank("administrator")
-        return {
-            "retrieve": can_read,
-            "content_retrieve": can_read,
-            "formatted_content": can_read,
-            "update": can_edit,
-            "partial_update": can_edit,
-            "content_patch": can_edit,
-            "can_edit": can_edit,
-            "children_create": can_edit,
-            "children_list": can_read,
-            "destroy": role == "owner",
-            "link_configuration": is_admin,
-            "accesses_manage": is_admin,
-            "accesses_view": can_read,
-            "favorite": user is not None,
-            "collaboration_auth": can_read,
-        }
+    def abilities(self, document: SandboxDocument, user: SandboxUser | None) -> dict[str, Any]:
+        """Docs' ``get_abilities``: inherited roles and links, the trash rules (``docs_abilities``)."""
+        return docs_abilities.abilities(self, document, user)
+
+    def is_favorite(self, document: SandboxDocument, user: SandboxUser | None) -> bool:
+        return user is not None and (user.id, document.id) in self.favorites
 
     def document_json(
         self, document: SandboxDocument, user: SandboxUser | None, *, with_content: bool
     ) -> dict[str, Any]:
         """The serializer fields clients read (design note §3.3); ``content`` only in v4 mode."""
-        data: dict[str, Any] = {
-            "id": document.id,
-            "title": document.title,
-            "abilities": self.abilities(document, user),
-            "link_reach": document.link_reach,
-            "link_role": document.link_role,
-            "computed_link_reach": document.link_reach,
-            "computed_link_role": document.link_role,
-            "ancestors_link_reach": None,
-            "ancestors_link_role": None,
-            "created_at": document.created_at,
-            "updated_at": document.updated_at,
-            "creator": document.creator_id,
-            "user_role": self.role_of(document, user),
-            "depth": 1,
-            "path": document.id.replace("-", "")[:7],
-            "numchild": 0,
-            "excerpt": None,
-            "is_favorite": False,
-            "deleted_at": document.deleted_at,
-            "nb_accesses_direct": len(document.accesses),
-            "nb_accesses_ancestors": len(document.accesses),
-        }
+        data = docs_abilities.document_json(self, document, user, favorite=self.is_favorite(document, user))
         if with_content:
             data["content"] = base64.b64encode(document.content).decode("ascii") if document.content else None
         return data
-
-    def visible_documents(self, user: SandboxUser) -> list[SandboxDocument]:
-        visible = [
-            document
-            for document in self.documents.values()
-            if document.deleted_at is None
-            and (user.id in document.accesses or document.creator_id == user.id)
-        ]
-        visible.sort(key=lambda document: document.updated_at, reverse=True)
-        return visible
 
     # --- content -----------------------------------------------------------------------------
 
@@ -240,7 +228,7 @@ class SandboxStore:
 
     def save_content(self, document: SandboxDocument, raw: bytes) -> None:
         document.content = raw
-        document.updated_at = _now()
+        document.updated_at = self.stamp()
 
     @staticmethod
     def content_etag(document: SandboxDocument) -> str:
