@@ -14,7 +14,8 @@ Rows:
   baseline  the stand-in alone, its stdout read by a trivial reader (``os.read`` + newline count):
             the floor set by the CLI itself
   ours      ``AgentRunner(None, workspace, executable=<stand-in>)``, ``turn = runner.send(prompt)``,
-            every ``AgentEvent`` from ``async for event in turn`` counted, then ``await turn``
+            every ``AgentEvent`` from ``async for event in turn`` counted, then ``await turn``; the
+            turn stores its deltas coalesced (one text event), or every delta with ``--keep-deltas``
   sdk       ``query(prompt, ClaudeAgentOptions(cli_path=<stand-in>, include_partial_messages=True))``,
             every message it yields counted (``StreamEvent`` included)
 
@@ -22,7 +23,7 @@ Wall time runs from the client's creation (so it includes spawning the CLI and i
 end-of-turn result reaching the consumer; "total" adds the shutdown (``runner.stop()`` / the end of
 ``query()``). CPU time and RSS growth are measured from just after the imports.
 
-Run:  python benchmarks/runner_throughput.py [--events 100000] [--repeat 3]
+Run:  python benchmarks/runner_throughput.py [--events 100000] [--repeat 3] [--keep-deltas]
 """
 
 from __future__ import annotations
@@ -64,14 +65,14 @@ def flood_prompt(count: int) -> str:
     return f"@standin flood {count}"
 
 
-async def measure_ours(standin: str, count: int, workspace: Path) -> dict[str, Any]:
+async def measure_ours(standin: str, count: int, workspace: Path, keep_deltas: bool) -> dict[str, Any]:
     from elynav_nb.agents.events import TextDelta, TurnEnded
     from elynav_nb.agents.runner import AgentRunner
 
     rss_after_imports = peak_rss_mib()
     cpu_before = cpu_seconds()
     started = time.perf_counter()
-    runner = AgentRunner(None, workspace, executable=standin)
+    runner = AgentRunner(None, workspace, executable=standin, keep_deltas=keep_deltas)
     events_delivered = 0
     text_deltas = 0
     result_seen_at = 0.0
@@ -92,6 +93,7 @@ async def measure_ours(standin: str, count: int, workspace: Path) -> dict[str, A
     return {
         "client": "ours",
         "events": events_delivered,
+        "stored_events": len(result.events),
         "text_deltas": text_deltas,
         "wall_s": result_seen_at - started,
         "total_s": finished - started,
@@ -221,7 +223,12 @@ def measure_baseline(standin: str, count: int, workspace: Path) -> dict[str, Any
 
 
 def run_child(
-    client: str, standin: str, count: int, workspace: Path, profile_path: Path | None = None
+    client: str,
+    standin: str,
+    count: int,
+    workspace: Path,
+    profile_path: Path | None = None,
+    keep_deltas: bool = False,
 ) -> None:
     """One measurement; with ``profile_path``, the measurement alone (not the imports) under cProfile."""
     import cProfile
@@ -234,7 +241,7 @@ def run_child(
     if profiler is not None:
         profiler.enable()
     if client == "ours":
-        measurement = asyncio.run(measure_ours(standin, count, workspace))
+        measurement = asyncio.run(measure_ours(standin, count, workspace, keep_deltas))
     elif client == "sdk":
         measurement = asyncio.run(measure_sdk(standin, count, workspace))
     else:
@@ -266,10 +273,12 @@ def find_standin() -> str:
 
 
 def measure_in_child(
-    client: str, standin: str, count: int, profile_path: Path | None = None
+    client: str, standin: str, count: int, profile_path: Path | None = None, keep_deltas: bool = False
 ) -> dict[str, Any]:
     """Run one measurement in a fresh Python (under cProfile when ``profile_path`` is given)."""
     profile_words = ["--profile-out", str(profile_path)] if profile_path is not None else []
+    if keep_deltas:
+        profile_words.append("--keep-deltas")
     with tempfile.TemporaryDirectory(prefix=f"elynav-bench-{client}-") as scratch:
         workspace = Path(scratch) / "workspace"
         home = Path(scratch) / "home"
@@ -433,6 +442,11 @@ def main() -> int:
         help="instead of the benchmark, profile one run of this client with cProfile and print its hot spots",
     )
     parser.add_argument("--top", type=int, default=30, help="functions shown by --profile (default 30)")
+    parser.add_argument(
+        "--keep-deltas",
+        action="store_true",
+        help="run ours with AgentRunner(keep_deltas=True): the turn stores every delta (the full stream)",
+    )
     parser.add_argument("--child", choices=CLIENTS, help=argparse.SUPPRESS)
     parser.add_argument("--standin", help=argparse.SUPPRESS)
     parser.add_argument("--workspace", help=argparse.SUPPRESS)
@@ -441,7 +455,7 @@ def main() -> int:
 
     if args.child is not None:
         profile_out = Path(args.profile_out) if args.profile_out else None
-        run_child(args.child, args.standin, args.events, Path(args.workspace), profile_out)
+        run_child(args.child, args.standin, args.events, Path(args.workspace), profile_out, args.keep_deltas)
         return 0
 
     standin = find_standin()
@@ -451,12 +465,15 @@ def main() -> int:
     measurements: dict[str, list[dict[str, Any]]] = {client: [] for client in CLIENTS}
     for repetition in range(1, args.repeat + 1):
         for client in CLIENTS:
-            measurement = measure_in_child(client, standin, args.events)
+            measurement = measure_in_child(client, standin, args.events, keep_deltas=args.keep_deltas)
             measurements[client].append(measurement)
+            stored = (
+                f"  stored events {measurement['stored_events']}" if "stored_events" in measurement else ""
+            )
             print(
                 f"run {repetition}/{args.repeat} {client:<9} events {measurement['events']:>8} "
                 f"wall {measurement['wall_s']:6.2f} s  CPU {measurement['cpu_s']:6.2f} s  "
-                f"peak RSS {measurement['peak_rss_mib']:6.1f} MiB",
+                f"peak RSS {measurement['peak_rss_mib']:6.1f} MiB{stored}",
                 flush=True,
             )
     rows = [summarise(client, measurements[client]) for client in CLIENTS]

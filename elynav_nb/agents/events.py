@@ -94,7 +94,7 @@ class AgentStarted(AgentEvent):
 
 @dataclass(frozen=True, slots=True)
 class TextDelta(AgentEvent):
-    """A piece of the assistant's visible answer."""
+    """A piece of the assistant's visible answer (in a turn's stored events: a run of them, joined)."""
 
     kind: ClassVar[str] = "text"
     text: str
@@ -106,7 +106,7 @@ class TextDelta(AgentEvent):
 
 @dataclass(frozen=True, slots=True)
 class ThinkingDelta(AgentEvent):
-    """A piece of the model's reasoning, when the CLI shows it."""
+    """A piece of the model's reasoning, when the CLI shows it (stored events: a run of them, joined)."""
 
     kind: ClassVar[str] = "thinking"
     text: str

@@ -43,7 +43,11 @@ def events_frame(events: list[AgentEvent] | tuple[AgentEvent, ...]) -> pandas.Da
 
 @dataclass(frozen=True)
 class TurnResult:
-    """What one turn produced. ``text`` is the answer; ``events`` everything that happened."""
+    """What one turn produced. ``text`` is the answer; ``events`` everything that happened.
+
+    In ``events``, consecutive text deltas (and consecutive thinking deltas) of one agent are one
+    event holding their text, in order; a runner made with ``keep_deltas=True`` keeps every delta.
+    """
 
     outcome: Outcome
     text: str

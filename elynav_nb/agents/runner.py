@@ -8,7 +8,7 @@ them.
 How data flows::
 
     runner.send(text) -> Turn (a background task drives it, the call returns at once)
-      -> one user line on stdin -> stdout lines -> decoder -> events -> turn.events
+      -> one user line on stdin -> stdout lines -> decoder -> events -> turn (``transcript.py``)
       -> TurnEnded (the CLI's ``result``) -> TurnResult; ``await turn`` returns it
 
 Bounds: every wait is bounded. ``turn.cancel()`` (and a turn or inactivity timeout) sends the
@@ -70,6 +70,7 @@ from elynav_nb.agents.locate import CliCommand, locate_cli
 from elynav_nb.agents.process import CliProcess, StopBounds
 from elynav_nb.agents.reaper import register_process
 from elynav_nb.agents.results import Outcome, TurnResult, events_frame, main_text
+from elynav_nb.agents.transcript import TurnTranscript
 from elynav_nb.errors import (
     AgentBusy,
     AgentNotFound,
@@ -96,15 +97,15 @@ _DESCENDANT_SCAN_INTERVAL = 2.0
 class Turn:
     """One user message and everything the agent does until the end of its answer.
 
-    ``async for event in turn`` streams events (several readers may iterate; each sees every
-    event from the start); ``await turn`` gives the ``TurnResult``; ``turn.cancel()`` stops it
-    within its bound (``await turn.cancel()`` waits for the result).
+    ``async for event in turn`` streams events (several readers may iterate; each gets the stored
+    events so far, then every delta as it arrives); ``await turn`` gives the ``TurnResult``;
+    ``turn.cancel()`` stops it within its bound (``await turn.cancel()`` waits for the result).
     """
 
     def __init__(self, runner: AgentRunner, prompt: str) -> None:
         self.runner = runner
         self.prompt = prompt
-        self.events: list[AgentEvent] = []
+        self._transcript = TurnTranscript(keep_deltas=runner.keep_deltas)
         self.result: TurnResult | None = None
         self.session_id = runner.session_id or ""
         self.started_at = time.monotonic()
@@ -134,6 +135,11 @@ class Turn:
         return "running" if self._written else "starting"
 
     @property
+    def events(self) -> list[AgentEvent]:
+        """The stored events so far (a new list): consecutive deltas coalesced unless ``keep_deltas``."""
+        return self._transcript.events()
+
+    @property
     def text(self) -> str:
         """The answer so far."""
         return main_text(self.events)
@@ -142,17 +148,19 @@ class Turn:
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[AgentEvent]:
-        index = 0
-        while True:
-            while index < len(self.events):
-                yield self.events[index]
-                index += 1
-            if self._done.done():
-                return
-            self._changed.clear()
-            if index < len(self.events) or self._done.done():
-                continue
-            await self._changed.wait()
+        queue = self._transcript.open_reader()
+        try:
+            while True:
+                while queue:
+                    yield queue.popleft()
+                if self._done.done():
+                    return
+                self._changed.clear()
+                if queue or self._done.done():
+                    continue
+                await self._changed.wait()
+        finally:
+            self._transcript.close_reader(queue)
 
     def __await__(self) -> Generator[Any, None, TurnResult]:
         return self._wait_result().__await__()
@@ -197,7 +205,7 @@ class Turn:
     # -- writing (runner side) -------------------------------------------------------------------
 
     def _push(self, event: AgentEvent) -> None:
-        self.events.append(event)
+        self._transcript.append(event)
         if type(event) is TextDelta:  # the usual event: nothing else to track
             self._changed.set()
             return
@@ -243,7 +251,9 @@ class AgentRunner:
     ``definition`` is an ``AgentDefinition`` (installed into ``workspace/.claude/agents`` when
     missing there) or the name of an agent the CLI can find. ``executable`` names the CLI: a
     path or command (``["node", "cli.js"]``), ``"standin"`` for the embedded stand-in, or
-    ``None`` for the real ``claude`` when on PATH, else the stand-in.
+    ``None`` for the real ``claude`` when on PATH, else the stand-in. Readers of a turn get every
+    delta; its stored events (``turn.events``, ``TurnResult.events``) join consecutive text (and
+    thinking) deltas of one agent into one event; ``keep_deltas=True`` stores every delta.
     """
 
     def __init__(
@@ -273,6 +283,7 @@ class AgentRunner:
         environment: dict[str, str] | None = None,
         extra_arguments: Sequence[str] = (),
         history_limit: int | None = None,
+        keep_deltas: bool = False,
     ) -> None:
         if isinstance(definition, AgentDefinition):
             self.definition: AgentDefinition | None = definition
@@ -304,6 +315,7 @@ class AgentRunner:
         self.stderr_tail_bytes = stderr_tail_bytes
         self.environment_overrides = dict(environment or {})
         self.extra_arguments = tuple(extra_arguments)
+        self.keep_deltas = keep_deltas  # read by each new turn
 
         self.cli: CliCommand | None = None
         self.history: list[TurnResult] = []
@@ -605,10 +617,11 @@ class AgentRunner:
                 error = f"{error} (stderr: {stderr_tail.strip()[-300:]})" if error else stderr_tail.strip()[-300:]
         if outcome == "timeout" and not error_code:
             error_code = "AGENT_TIMEOUT"
+        stored_events = turn.events
         result = TurnResult(
             outcome=outcome,
-            text=main_text(turn.events) or (ended.result if ended is not None else ""),
-            events=tuple(turn.events),
+            text=main_text(stored_events) or (ended.result if ended is not None else ""),
+            events=tuple(stored_events),
             session_id=turn.session_id or self.session_id,
             agent_name=self.agent_name or "",
             prompt=turn.prompt,

@@ -33,7 +33,7 @@ async def make_standin_runner(tmp_path: Path) -> AsyncIterator[Callable[..., Age
 
 @pytest.mark.anyio
 async def test_flood_streams_through_the_throttle(make_standin_runner: Callable[..., AgentRunner]) -> None:
-    runner = make_standin_runner()
+    runner = make_standin_runner(keep_deltas=True)  # turn.events counts every delta the view was sent
     turn = runner.send("@standin flood 2000")
     view = TurnView(turn)
     result = await asyncio.wait_for(view.wait(), timeout=60)

@@ -1,0 +1,129 @@
+"""``TurnTranscript``: what one turn stores of its events, and the live copy each reader gets.
+
+Where it sits: each ``Turn`` (``runner.py``) owns one. The runner hands it every conversation event
+of the turn, in order; nothing else writes to it. Pure: no I/O, no asyncio (the ``Turn`` wakes its
+readers after each event).
+
+How data flows::
+
+    runner -> Turn._push(event) -> TurnTranscript.append(event)
+        -> every reader's queue (``async for event in turn``, the widgets): every event, every delta
+        -> the stored events (``turn.events``, then ``TurnResult.events``, the office's
+           ``Reply.events``, the runner's history): consecutive ``TextDelta`` (and consecutive
+           ``ThinkingDelta``) of the same agent (same ``parent_tool_use_id``) coalesced into one
+           event whose text is their concatenation, in place; ``keep_deltas=True`` stores every delta
+
+Why: a streamed answer arrives as thousands of small deltas; storing each one as an object cost
+about 110 bytes a delta (the event and its string), 11 MiB for a 100,000-delta turn, for no reader:
+the text, the order of the text against tool calls and thinking, and every other event are kept.
+
+A reader that starts late (mid-turn or after the end) first gets the stored events so far (a run
+of deltas still open comes as one delta holding its text so far), then every new event as it comes.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from elynav_nb.agents.events import AgentEvent, TextDelta, ThinkingDelta
+
+__all__ = ["TurnTranscript"]
+
+# Pieces of an open run joined into one string every this many deltas: the run then holds a few
+# long strings instead of one small string per delta, and each piece is copied at most twice.
+_PIECES_PER_CHUNK = 256
+
+
+class _DeltaRun:
+    """Consecutive deltas of one kind and one agent, being coalesced (the tail of the stored events)."""
+
+    __slots__ = ("chunks", "delta_type", "first_delta", "parent_tool_use_id", "pieces")
+
+    def __init__(self, first_delta: TextDelta | ThinkingDelta) -> None:
+        self.delta_type: type[TextDelta | ThinkingDelta] = type(first_delta)
+        self.parent_tool_use_id = first_delta.parent_tool_use_id
+        self.first_delta: TextDelta | ThinkingDelta | None = first_delta  # kept as is while alone
+        self.chunks: list[str] = []
+        self.pieces: list[str] = [first_delta.text]
+
+    def add(self, text: str) -> None:
+        self.first_delta = None
+        pieces = self.pieces
+        pieces.append(text)
+        if len(pieces) >= _PIECES_PER_CHUNK:
+            self.chunks.append("".join(pieces))
+            pieces.clear()
+
+    def as_delta(self) -> TextDelta | ThinkingDelta:
+        """One delta holding the run's text so far."""
+        if self.first_delta is not None:
+            return self.first_delta
+        text = "".join(self.chunks) + "".join(self.pieces)
+        self.chunks = [text]  # the next call joins one string, not the pieces again
+        self.pieces = []
+        return self.delta_type(text, self.parent_tool_use_id)
+
+
+class TurnTranscript:
+    """The events of one turn: a live copy per reader, and the stored events (deltas coalesced).
+
+    ``keep_deltas`` stores every delta as it came (the full stream), as the readers get it.
+    """
+
+    def __init__(self, *, keep_deltas: bool = False) -> None:
+        self.keep_deltas = keep_deltas
+        self._stored: list[AgentEvent] = []
+        self._open_run: _DeltaRun | None = None
+        self._readers: list[deque[AgentEvent]] = []
+
+    def append(self, event: AgentEvent) -> None:
+        """Give ``event`` to every reader and store it (a delta joins the open run of its kind)."""
+        for reader in self._readers:
+            reader.append(event)
+        if self.keep_deltas:
+            self._stored.append(event)
+            return
+        if type(event) is TextDelta or type(event) is ThinkingDelta:
+            run = self._open_run
+            if (
+                run is not None
+                and run.delta_type is type(event)
+                and run.parent_tool_use_id == event.parent_tool_use_id
+            ):
+                run.add(event.text)
+                return
+            self._close_open_run()
+            self._open_run = _DeltaRun(event)
+            return
+        self._close_open_run()
+        self._stored.append(event)
+
+    def _close_open_run(self) -> None:
+        run = self._open_run
+        if run is not None:
+            self._stored.append(run.as_delta())
+            self._open_run = None
+
+    def events(self) -> list[AgentEvent]:
+        """The stored events so far, in order (a new list)."""
+        stored = list(self._stored)
+        if self._open_run is not None:
+            stored.append(self._open_run.as_delta())
+        return stored
+
+    def open_reader(self) -> deque[AgentEvent]:
+        """A new reader's queue: the stored events so far, then every event appended after this call."""
+        reader = deque(self.events())
+        self._readers.append(reader)
+        return reader
+
+    def close_reader(self, reader: deque[AgentEvent]) -> None:
+        """Stop feeding ``reader`` (it stopped iterating)."""
+        for index, candidate in enumerate(self._readers):
+            if candidate is reader:
+                del self._readers[index]
+                return
+
+    @property
+    def reader_count(self) -> int:
+        return len(self._readers)
