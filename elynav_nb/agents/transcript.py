@@ -58,10 +58,8 @@ class _DeltaRun:
         """One delta holding the run's text so far."""
         if self.first_delta is not None:
             return self.first_delta
-        text = "".join(self.chunks) + "".join(self.pieces)
-        self.chunks = [text]  # the next call joins one string, not the pieces again
-        self.pieces = []
-        return self.delta_type(text, self.parent_tool_use_id)
+        # Reading changes nothing: a read can never lose a piece, whoever reads.
+        return self.delta_type("".join(self.chunks) + "".join(self.pieces), self.parent_tool_use_id)
 
 
 class TurnTranscript:
