@@ -285,7 +285,8 @@ class DocsTreeClient:
         """The document's subtree (not in the trash) down to ``max_depth`` levels below it.
 
         One level: ``children/`` (plus the document); deeper: Docs 5's ``search/?document=``
-        (every descendant, by path, 200 a page), or ``descendants/`` on Docs 4.
+        (every descendant, by path, 200 a page), or ``descendants/`` on Docs 4. Unlike
+        ``retrieve``, this leaves no link trace (Docs lists what you opened among your documents).
         """
         if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 0):
             raise InvalidInput("max_depth must be a non-negative integer (or None for every level)")
@@ -293,19 +294,27 @@ class DocsTreeClient:
         if node is not None:
             require_ability(node, "search", "list this document's descendants")
         requests_before = self.requests_sent
+        modern = await self.rest.major_version() >= 5
+        below_path = f"{DOCUMENTS}/{document_id}/descendants/"
+        subtree = {"q": "", "document": document_id}
         if max_depth is not None and max_depth <= 1:
-            top = await self.retrieve(document_id)
-            below = await self.children(document_id) if max_depth == 1 else DocumentList(())
-            nodes = [top, *below]
-        elif await self.rest.major_version() >= 5:
-            found = await self._collect(
-                f"{DOCUMENTS}/search/", "list the descendants", {"q": "", "document": document_id}
-            )
-            nodes = [found_node for found_node in found if found_node.path]
+            if modern:  # the subtree's first item is the document itself (by path), with no link trace
+                nodes = list(
+                    await self._collect(
+                        f"{DOCUMENTS}/search/", "read this document", subtree, page=1, page_size=1
+                    )
+                )
+            else:
+                nodes = [await self.retrieve(document_id)]
+            if max_depth == 1:
+                nodes.extend(await self.children(document_id))
+        elif modern:
+            nodes = list(await self._collect(f"{DOCUMENTS}/search/", "list the descendants", subtree))
         else:
-            top = await self.retrieve(document_id)
-            below = await self._collect(f"{DOCUMENTS}/{document_id}/descendants/", "list the descendants", {})
-            nodes = [top, *below]
+            nodes = [
+                await self.retrieve(document_id),
+                *await self._collect(below_path, "list the descendants", {}),
+            ]
         tree = DocumentTree.from_nodes(nodes)
         if max_depth is not None:
             tree = tree.pruned(max_depth)

@@ -186,7 +186,8 @@ def _search_descendants(request: Request, sandbox: DocsSandbox, parent_id: str) 
     if parent is None:
         return json_error(404, "Document not found.")
     if not store.abilities(parent, user)["search"]:
-        return denied(user, "You do not have permission to search within this document.")
+        # raised as PermissionDenied by the view itself: 403 even for anonymous callers
+        return json_error(403, "You do not have permission to search within this document.")
     found = [
         document
         for document in store.tree.descendants(parent, include_self=True)
@@ -242,11 +243,11 @@ def _readable_per_se(document: SandboxDocument, user: SandboxUser | None) -> boo
 
 async def document_tree(request: Request, sandbox: DocsSandbox) -> Response:
     store, user = sandbox.store, sandbox.user_of(request)
-    raw_id = request.path_params["document_id"]
     try:
-        document_id = str(uuid.UUID(raw_id))
+        document_id = str(uuid.UUID(request.path_params["document_id"]))
     except ValueError:
-        return JSONResponse([f"“{raw_id}” is not a valid UUID."], status_code=400)
+        # Docs' exception handler passes Django's un-interpolated message on (``exc.message``)
+        return JSONResponse(["“%(value)s” is not a valid UUID."], status_code=400)
     current = store.find_document(document_id)
     if current is None:
         return json_error(404, "Not found.")

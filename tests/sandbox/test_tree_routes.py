@@ -296,3 +296,24 @@ async def test_a_reader_may_read_but_not_rename_move_or_delete(
         await reader_calls.call("POST", f"{child.id}/move/", {"target_document_id": root.id})
     ).status_code == 403
     assert child.title == "Child" and child.ancestors_deleted_at is None
+
+
+async def test_docs_own_failures_are_reproduced(sandbox: DocsSandbox, http: httpx.AsyncClient) -> None:
+    alice = Caller(sandbox, http, sandbox.session_id)
+    parent = sandbox.create_document("Parent")
+    other = sandbox.create_document("Other")
+    child = sandbox.create_document("Child", parent=parent.id)
+    await alice.json("DELETE", f"{child.id}/", expect=204)
+    await alice.json("POST", f"{child.id}/restore/")
+    await alice.json("POST", f"{child.id}/move/", {"target_document_id": other.id})
+    # Docs 5.4.1: the parent is no leaf (it had a child trashed) and has no child row: treebeard fails
+    assert (await alice.call("POST", f"{parent.id}/children/", {"title": "new"})).status_code == 500
+    assert (
+        await alice.call("POST", f"{child.id}/move/", {"target_document_id": parent.id})
+    ).status_code == 500
+    bad_id = await alice.call("GET", "not-a-uuid/tree/")
+    assert (bad_id.status_code, bad_id.json()) == (400, ["“%(value)s” is not a valid UUID."])
+    assert (await alice.call("GET", "not-a-uuid/")).json() == {"detail": "Not found."}
+    anonymous_search = await Caller(sandbox, http, None).call("GET", "search/", q="", document=parent.id)
+    assert anonymous_search.status_code == 403  # raised by the view itself, not by the permission
+    assert (await alice.call("POST", "", {"title": "x", "websocket": True})).status_code == 500
