@@ -447,28 +447,29 @@ class CrmStore:
         offset = domain.decode_cursor(cursor)
         account_filter = None if account_id is None else domain.validate_id("account_id", account_id)
         qualified_columns = ", ".join("c." + name.strip() for name in _CONTACT_COLUMNS.split(","))
-        conditions: list[str] = []
         parameters: list[object] = []
         if text:
             expression = domain.search_expression(text)
             if expression is None:
                 return ContactPage(items=[], next_cursor=None)
-            sql = (
-                f"SELECT {qualified_columns} FROM contacts_search "
-                "JOIN contacts AS c ON c.id = contacts_search.rowid"
+            # As in search_accounts: rank and page on the FTS index, then read the page's rows.
+            hits = (
+                "SELECT rowid AS hit_id, rank AS hit_rank FROM contacts_search WHERE contacts_search MATCH ?"
             )
-            conditions.append("contacts_search MATCH ?")
             parameters.append(expression)
-            order = "contacts_search.rank, c.id"
+            if account_filter is not None:
+                hits += " AND rowid IN (SELECT id FROM contacts WHERE account_id = ?)"
+                parameters.append(account_filter)
+            sql = (
+                f"SELECT {qualified_columns} FROM ({hits} ORDER BY hit_rank, hit_id LIMIT ? OFFSET ?) AS hit "
+                "JOIN contacts AS c ON c.id = hit.hit_id ORDER BY hit.hit_rank, hit.hit_id"
+            )
         else:
             sql = f"SELECT {qualified_columns} FROM contacts AS c"
-            order = "c.last_name, c.first_name, c.id"
-        if account_filter is not None:
-            conditions.append("c.account_id = ?")
-            parameters.append(account_filter)
-        if conditions:
-            sql += " WHERE " + " AND ".join(conditions)
-        sql += f" ORDER BY {order} LIMIT ? OFFSET ?"
+            if account_filter is not None:
+                sql += " WHERE c.account_id = ?"
+                parameters.append(account_filter)
+            sql += " ORDER BY c.last_name, c.first_name, c.id LIMIT ? OFFSET ?"
         parameters.extend([page_size + 1, offset])
         with self._reading() as connection:
             if account_filter is not None:

@@ -149,6 +149,25 @@ def test_search_pages_follow_rank_then_id(store: CrmStore) -> None:
     assert found[-1] == 14
 
 
+def test_contact_search_ranks_and_filters_by_account(store: CrmStore) -> None:
+    first = store.create_account("Acme")
+    second = store.create_account("Globex")
+    store.create_contact(first.id, "Claire", "Martin", "claire@acme.fr", title="Directrice")
+    store.create_contact(second.id, "Martin", "Martin", "martin@globex.fr", title="Directeur Martin")
+    store.create_contact(second.id, "Paul", "Martin", "paul@globex.fr")
+    store.create_contact(second.id, "Jean", "Dupont", "jean@globex.fr")
+    everyone = [item.email for item in store.search_contacts("martin").items]
+    assert everyone[0] == "martin@globex.fr"  # the word three times: best match
+    assert sorted(everyone) == ["claire@acme.fr", "martin@globex.fr", "paul@globex.fr"]
+    of_second = [item.email for item in store.search_contacts("martin", account_id=second.id).items]
+    assert of_second == [email for email in everyone if email.endswith("@globex.fr")]
+    assert [item.email for item in store.search_contacts("", account_id=first.id).items] == ["claire@acme.fr"]
+    first_page = store.search_contacts("martin", limit=2)
+    second_page = store.search_contacts("martin", limit=2, cursor=first_page.next_cursor)
+    assert [item.email for item in first_page.items + second_page.items] == everyone
+    assert second_page.next_cursor is None
+
+
 @pytest.mark.parametrize(
     "hostile_query",
     [
