@@ -14,13 +14,12 @@ Layout (BlockNote 0.51.4, ``XmlFragment "document-store"``)::
 
 How data flows:
 
-* ``read_blocks(doc)`` walks the first root ``blockGroup`` (the only one BlockNote shows) and returns
-  ``Block(id, type, text, props, children)``; ``text`` is inline markdown (``inline_markdown``), props
-  are BlockNote's defaults overlaid with the stored attributes (numbers cast back to ``int``, colours
-  read from the content element or, for the 0.22 layout, from the ``blockContainer``). Marks are found
-  by key presence, ``--hash`` suffixes stripped. Blocks this module does not model (callout, pdf,
-  pageBreak, columns, tables, ...) or whose text holds inline nodes (doc links) come back with
-  ``opaque=True``: they are shown, never rewritten.
+* ``read_blocks(doc)`` (from ``block_reader``) walks the first root ``blockGroup`` (the only one
+  BlockNote shows) and returns ``Block(id, type, text, props, children)`` records (``block_schema``);
+  ``text`` is inline markdown, marks found by key presence. Blocks this module does not model
+  (callout, pdf, pageBreak, columns, tables, ...) or whose text holds inline nodes (doc links) come
+  back with ``opaque=True``: they are shown, never rewritten. ``blocks_to_markdown`` (from
+  ``block_markdown``) renders a whole document. Both are re-exported here, the module's public face.
 * ``insert_block`` / ``update_block_text`` / ``delete_block`` validate first, then edit inside one
   transaction, writing only node, attribute and mark names BlockNote 0.51.4 knows (anything else is
   deleted by the first browser that reads it). The root ``blockGroup`` is created only when the
@@ -35,15 +34,25 @@ inserted with its explicit mark dict), and JS numbers read back as ``float``.
 from __future__ import annotations
 
 import difflib
-import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from pycrdt import Doc, XmlElement, XmlFragment, XmlText
 
 from elynav_nb.docs.block_ids import new_block_id
-from elynav_nb.docs.inline_markdown import InlineRun, parse_inline, render_inline
+from elynav_nb.docs.block_markdown import blocks_to_markdown
+from elynav_nb.docs.block_reader import read_blocks
+from elynav_nb.docs.block_schema import (
+    DEFAULT_PROPS,
+    DOCUMENT_FRAGMENT,
+    HARD_BREAK,
+    TEXT_PROPS,
+    WRITABLE_BLOCK_TYPES,
+    Block,
+    base_mark_name,
+)
+from elynav_nb.docs.inline_markdown import InlineRun, parse_inline
 from elynav_nb.docs.yxml_writer import NodeWriter, writer_for
 from elynav_nb.errors import BlockNotFound, InvalidInput, ProtocolError, UnsupportedBlockType
 
@@ -61,92 +70,19 @@ __all__ = [
     "update_block_text",
 ]
 
-DOCUMENT_FRAGMENT: Final = "document-store"
 MAX_BLOCK_TEXT_BYTES: Final = 1_000_000
 """Largest block text accepted for writing (UTF-8 bytes). Bigger texts are refused, never truncated."""
 
-_COLOUR_PROPS: Final = {"backgroundColor": "default", "textColor": "default"}
-_TEXT_PROPS: Final = {**_COLOUR_PROPS, "textAlignment": "left"}
-
-# Default props of BlockNote 0.51.4's default blocks (design note §4.2), in the order browsers write them.
-_DEFAULT_PROPS: Final[dict[str, dict[str, Any]]] = {
-    "paragraph": dict(_TEXT_PROPS),
-    "heading": {**_TEXT_PROPS, "level": 1, "isToggleable": False},
-    "quote": dict(_COLOUR_PROPS),
-    "bulletListItem": dict(_TEXT_PROPS),
-    "toggleListItem": dict(_TEXT_PROPS),
-    "numberedListItem": dict(_TEXT_PROPS),
-    "checkListItem": {**_TEXT_PROPS, "checked": False},
-    "codeBlock": {"language": "text"},
-    "divider": {},
-    "image": {
-        "textAlignment": "left",
-        "backgroundColor": "default",
-        "name": "",
-        "url": "",
-        "caption": "",
-        "showPreview": True,
-    },
-}
-
-WRITABLE_BLOCK_TYPES: Final = (
-    "paragraph",
-    "heading",
-    "bulletListItem",
-    "numberedListItem",
-    "checkListItem",
-    "quote",
-    "codeBlock",
-)
-_INLINE_TEXT_TYPES: Final = frozenset(WRITABLE_BLOCK_TYPES) - {"codeBlock"} | {"toggleListItem"}
 _WRITABLE_HEADING_LEVELS: Final = (1, 2, 3)
-_HARD_BREAK: Final = "hardBreak"
-_HASH_SUFFIX: Final = re.compile(r"--[A-Za-z0-9+/=]{8}$")
 _MARKDOWN_MARKS: Final = ("bold", "italic", "strike", "code", "link")
 _INHERITED_MARKS: Final = ("underline", "textColor", "backgroundColor")
 _DIFF_WINDOW: Final = 5_000
 _MAX_DIFF_EDITS: Final = 50
 
 
-@dataclass(frozen=True)
-class Block:
-    """One BlockNote block. ``text`` is inline markdown (plain text for ``codeBlock``)."""
-
-    id: str
-    type: str
-    text: str
-    props: dict[str, Any] = field(default_factory=dict)
-    children: tuple[Block, ...] = ()
-    opaque: bool = False
-
-    def walk(self) -> Iterator[Block]:
-        """This block, then its descendants, depth first."""
-        yield self
-        for child in self.children:
-            yield from child.walk()
-
-
 # =============================================================================================
 # Small helpers
 # =============================================================================================
-
-
-def _base_mark_name(key: str) -> str:
-    return _HASH_SUFFIX.sub("", key)
-
-
-def _plain_value(value: Any) -> Any:
-    """JS numbers come back as float: give integral ones back as int."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-def _attributes(element: XmlElement) -> dict[str, Any]:
-    attributes: dict[str, Any] = {}
-    for key, value in element.attributes:  # type: ignore[attr-defined]  # pycrdt yields (name, value) pairs
-        attributes[str(key)] = _plain_value(value)
-    return attributes
 
 
 def _element_children(node: XmlElement | XmlFragment) -> list[XmlElement | XmlText | XmlFragment]:
@@ -175,171 +111,6 @@ def _utf8_offset(text: str, character_offset: int) -> int:
     return len(text[:character_offset].encode("utf-8"))
 
 
-# =============================================================================================
-# Reading
-# =============================================================================================
-
-
-def _marks_from_attributes(attributes: Mapping[str, Any] | None) -> tuple[bool, bool, bool, bool, str | None]:
-    bold = italic = strike = code = False
-    link: str | None = None
-    for key, value in (attributes or {}).items():
-        if value is None:
-            continue
-        base = _base_mark_name(key)
-        if base == "bold":
-            bold = True
-        elif base == "italic":
-            italic = True
-        elif base == "strike":
-            strike = True
-        elif base == "code":
-            code = True
-        elif base == "link":
-            href = value.get("href") if isinstance(value, Mapping) else None
-            if isinstance(href, str):
-                link = href
-    return bold, italic, strike, code, link
-
-
-def _runs_of_text(text_node: XmlText) -> tuple[list[InlineRun], bool]:
-    """The node's text runs with their marks, and whether it also holds embeds (one ``diff``)."""
-    runs: list[InlineRun] = []
-    has_embeds = False
-    for chunk, attributes in text_node.diff():
-        if not isinstance(chunk, str):
-            has_embeds = True
-            continue
-        bold, italic, strike, code, link = _marks_from_attributes(attributes)
-        runs.append(InlineRun(chunk, bold=bold, italic=italic, strike=strike, code=code, link=link))
-    return runs, has_embeds
-
-
-def _inline_node_runs(element: XmlElement) -> list[InlineRun]:
-    """Best-effort text for an inline node we do not model (shown, never written)."""
-    attributes = _attributes(element)
-    if element.tag == "interlinkingLinkInline":
-        title = str(attributes.get("title") or "")
-        document_id = attributes.get("docId")
-        if document_id:
-            return [InlineRun(title or str(document_id), link=f"/docs/{document_id}/")]
-        return [InlineRun(title)]
-    runs: list[InlineRun] = []
-    for child in element.children:
-        if isinstance(child, XmlText):
-            runs.extend(_runs_of_text(child)[0])
-    return runs
-
-
-def _read_content(content: XmlElement, block_type: str) -> tuple[str, bool]:
-    """(text, opaque) of a block-content element."""
-    if block_type == "codeBlock":
-        pieces: list[str] = []
-        opaque = False
-        for child in content.children:
-            if isinstance(child, XmlText):
-                child_runs, has_embeds = _runs_of_text(child)
-                pieces.extend(run.text for run in child_runs)
-                opaque = opaque or has_embeds
-            else:
-                opaque = True
-        return "".join(pieces), opaque
-    runs: list[InlineRun] = []
-    opaque = block_type not in _INLINE_TEXT_TYPES
-    for child in content.children:
-        if isinstance(child, XmlText):
-            child_runs, has_embeds = _runs_of_text(child)
-            runs.extend(child_runs)
-            opaque = opaque or has_embeds
-        elif _is_element(child, _HARD_BREAK):
-            runs.append(InlineRun("\n"))
-        elif isinstance(child, XmlElement):
-            runs.extend(_inline_node_runs(child))
-            opaque = True
-    return render_inline(runs), opaque
-
-
-def _block_props(block_type: str, content: XmlElement, container_attributes: dict[str, Any]) -> dict[str, Any]:
-    stored = _attributes(content)
-    props = dict(_DEFAULT_PROPS.get(block_type, {}))
-    for key in ("backgroundColor", "textColor"):  # BlockNote 0.22 kept colours on the container
-        if key in container_attributes and key not in stored and key in props:
-            props[key] = container_attributes[key]
-    for key, value in stored.items():
-        if value is not None:  # BlockNote stores an unset optional prop (numberedListItem.start) as null
-            props[key] = value
-    return props
-
-
-def _read_container(container: XmlElement) -> Block | None:
-    container_attributes = _attributes(container)
-    block_id = str(container_attributes.get("id") or "")
-    content: XmlElement | None = None
-    children: tuple[Block, ...] = ()
-    extra_nodes = False
-    for child in container.children:
-        if _is_element(child, "blockGroup"):
-            assert isinstance(child, XmlElement)
-            children = tuple(_read_group(child))
-        elif isinstance(child, XmlElement) and content is None:
-            content = child
-        else:
-            extra_nodes = True
-    if content is None:
-        return None  # an empty blockContainer: BlockNote drops it too
-    block_type = content.tag or ""
-    text, opaque = _read_content(content, block_type)
-    if block_type not in WRITABLE_BLOCK_TYPES or extra_nodes:
-        opaque = True
-    props = _block_props(block_type, content, container_attributes)
-    return Block(id=block_id, type=block_type, text=text, props=props, children=children, opaque=opaque)
-
-
-def _read_group(group: XmlElement) -> list[Block]:
-    blocks: list[Block] = []
-    for child in group.children:
-        if _is_element(child, "blockContainer"):
-            assert isinstance(child, XmlElement)
-            block = _read_container(child)
-            if block is not None:
-                blocks.append(block)
-        elif isinstance(child, XmlElement):
-            # columnList and other Docs layout nodes: one opaque block holding what it contains
-            blocks.append(_read_layout_node(child))
-    return blocks
-
-
-def _read_layout_node(element: XmlElement) -> Block:
-    nested: list[Block] = []
-    for child in element.children:
-        if _is_element(child, "blockGroup") or (isinstance(child, XmlElement) and child.tag == "column"):
-            assert isinstance(child, XmlElement)
-            nested.extend(_read_group(child))
-        elif _is_element(child, "blockContainer"):
-            assert isinstance(child, XmlElement)
-            block = _read_container(child)
-            if block is not None:
-                nested.append(block)
-    attributes = _attributes(element)
-    return Block(
-        id=str(attributes.get("id") or ""),
-        type=element.tag or "",
-        text="",
-        props=attributes,
-        children=tuple(nested),
-        opaque=True,
-    )
-
-
-def read_blocks(doc: Doc[Any]) -> list[Block]:
-    """The blocks of the document, in order, with nested children (the first root group only)."""
-    with doc.transaction():
-        root = _root_group(document_fragment(doc))
-        if root is None:
-            return []
-        return _read_group(root)
-
-
 def find_block(blocks: Sequence[Block], block_id: str) -> Block:
     """The block with this id among ``blocks`` and their descendants; ``BlockNotFound`` otherwise."""
     for top_block in blocks:
@@ -347,62 +118,6 @@ def find_block(blocks: Sequence[Block], block_id: str) -> Block:
             if block.id == block_id:
                 return block
     raise BlockNotFound(f"no block with id {block_id!r} in this document", details={"block_id": block_id})
-
-
-def blocks_to_markdown(blocks: Sequence[Block]) -> str:
-    """A whole-document markdown view (headings, lists, quotes, code fences; nested items indented)."""
-    lines: list[str] = []
-    _append_markdown(blocks, 0, lines)
-    return "\n".join(lines).rstrip("\n") + ("\n" if lines else "")
-
-
-_LIST_TYPES: Final = ("bulletListItem", "numberedListItem", "checkListItem", "toggleListItem")
-_BLOCK_START_PATTERN: Final = re.compile(r"^(#{1,6}\s|>|[-+*]\s|\d+[.)]\s|```|~~~)")
-
-
-def _append_markdown(blocks: Sequence[Block], depth: int, lines: list[str]) -> None:
-    indent = "  " * depth
-    number = 0
-    previous_type = ""
-    for block in blocks:
-        number = number + 1 if block.type == "numberedListItem" and previous_type == "numberedListItem" else 1
-        if block.type in _LIST_TYPES and previous_type in _LIST_TYPES and lines and lines[-1] == "":
-            lines.pop()  # keep a list tight
-        text = block.text.replace("\n", "\\\n" + indent)
-        if block.type == "heading":
-            level = block.props.get("level", 1)
-            lines.append(f"{indent}{'#' * int(level)} {text}")
-        elif block.type == "bulletListItem" or block.type == "toggleListItem":
-            lines.append(f"{indent}* {text}")
-        elif block.type == "numberedListItem":
-            lines.append(f"{indent}{number}. {text}")
-        elif block.type == "checkListItem":
-            mark = "x" if block.props.get("checked") else " "
-            lines.append(f"{indent}* [{mark}] {text}")
-        elif block.type == "quote":
-            lines.append(f"{indent}> {text}")
-        elif block.type == "codeBlock":
-            language = str(block.props.get("language") or "")
-            fence = "```"
-            while fence in block.text:
-                fence += "`"
-            lines.append(f"{indent}{fence}{'' if language == 'text' else language}")
-            lines.extend(f"{indent}{line}" for line in block.text.split("\n"))
-            lines.append(f"{indent}{fence}")
-        elif block.type == "divider":
-            lines.append(f"{indent}***")
-        elif block.type == "paragraph":
-            if _BLOCK_START_PATTERN.match(text):
-                text = "\\" + text
-            lines.append(f"{indent}{text}")
-        else:
-            lines.append(f"{indent}{text}" if text else f"{indent}<!-- {block.type} -->")
-        if block.children:
-            child_lines: list[str] = []
-            _append_markdown(block.children, depth + 1, child_lines)
-            lines.extend(child_lines)
-        lines.append("")
-        previous_type = block.type
 
 
 # =============================================================================================
@@ -440,7 +155,9 @@ def _content_element(container: XmlElement) -> XmlElement:
     for child in container.children:
         if isinstance(child, XmlElement) and child.tag != "blockGroup":
             return child
-    raise UnsupportedBlockType("this block has no content element", details={"block_id": container.attributes.get("id")})
+    raise UnsupportedBlockType(
+        "this block has no content element", details={"block_id": container.attributes.get("id")}
+    )
 
 
 def _root_for_writing(doc: Doc[Any], writer: NodeWriter) -> Any:
@@ -495,7 +212,7 @@ def _check_block_type(block_type: object, level: object) -> None:
 
 
 def _new_props(block_type: str, level: int | None, checked: bool, language: str | None) -> dict[str, Any]:
-    props = dict(_DEFAULT_PROPS[block_type])
+    props = dict(DEFAULT_PROPS[block_type])
     if block_type == "heading":
         props["level"] = int(level or 1)
     if block_type == "checkListItem":
@@ -547,7 +264,11 @@ def _split_lines(runs: Sequence[InlineRun]) -> list[list[InlineRun]]:
 
 
 def _insert_runs(
-    writer: NodeWriter, text_node: Any, utf8_offset: int, runs: Sequence[InlineRun], inherited: Mapping[str, Any]
+    writer: NodeWriter,
+    text_node: Any,
+    utf8_offset: int,
+    runs: Sequence[InlineRun],
+    inherited: Mapping[str, Any],
 ) -> int:
     """Insert runs at a byte offset, each with its explicit marks; return the offset after them."""
     for run in runs:
@@ -591,7 +312,9 @@ def insert_block(
         else:
             root = _root_group(document_fragment(doc))
             if root is None:
-                raise BlockNotFound(f"no block with id {after!r} in this document", details={"block_id": after})
+                raise BlockNotFound(
+                    f"no block with id {after!r} in this document", details={"block_id": after}
+                )
             location = _locate(root, after)
             group = writer.node(location.group)
             index = location.index + 1
@@ -607,7 +330,9 @@ def delete_block(doc: Doc[Any], block_id: str, *, origin: object | None = None) 
     with doc.transaction(origin=origin):
         root = _root_group(document_fragment(doc))
         if root is None:
-            raise BlockNotFound(f"no block with id {block_id!r} in this document", details={"block_id": block_id})
+            raise BlockNotFound(
+                f"no block with id {block_id!r} in this document", details={"block_id": block_id}
+            )
         location = _locate(root, block_id)
         group = location.group
         if len(group.children) > 1:
@@ -624,7 +349,7 @@ def delete_block(doc: Doc[Any], block_id: str, *, origin: object | None = None) 
         del group.children[location.index]
         group.children.insert(
             0,
-            XmlElement("blockContainer", {"id": new_block_id()}, [XmlElement("paragraph", dict(_TEXT_PROPS))]),
+            XmlElement("blockContainer", {"id": new_block_id()}, [XmlElement("paragraph", dict(TEXT_PROPS))]),
         )
 
 
@@ -659,11 +384,13 @@ def _segments(content: XmlElement, block_type: str) -> list[_Segment]:
             text = "".join(chunk for chunk, _ in runs)
             segments.append(_Segment(child_index, position, text, child, runs))
             position += len(text)
-        elif _is_element(child, _HARD_BREAK) and block_type != "codeBlock":
+        elif _is_element(child, HARD_BREAK) and block_type != "codeBlock":
             segments.append(_Segment(child_index, position, "\n", None, []))
             position += 1
         else:
-            raise UnsupportedBlockType("this block holds inline nodes (such as doc links) and is kept as it is")
+            raise UnsupportedBlockType(
+                "this block holds inline nodes (such as doc links) and is kept as it is"
+            )
     return segments
 
 
@@ -717,11 +444,17 @@ def _format_delta(old_attributes: Mapping[str, Any], new_run: InlineRun) -> dict
     wanted = _mark_attributes(new_run)
     delta: dict[str, Any] = {}
     for mark in _MARKDOWN_MARKS:
-        old_keys = [key for key in old_attributes if _base_mark_name(key) == mark and old_attributes[key] is not None]
+        old_keys = [
+            key for key in old_attributes if base_mark_name(key) == mark and old_attributes[key] is not None
+        ]
         if mark in wanted:
             if mark == "link":
-                same = [key for key in old_keys if isinstance(old_attributes[key], Mapping)
-                        and old_attributes[key].get("href") == new_run.link]
+                same = [
+                    key
+                    for key in old_keys
+                    if isinstance(old_attributes[key], Mapping)
+                    and old_attributes[key].get("href") == new_run.link
+                ]
                 if not same:
                     for key in old_keys:
                         if key != "link":
@@ -857,7 +590,7 @@ def _insert_new_nodes(
     last = len(lines) - 1
     for line_number, line in enumerate(lines):
         if line_number > 0:
-            writer.element(content, index, _HARD_BREAK, {})
+            writer.element(content, index, HARD_BREAK, {})
             index += 1
         line_tail = tail if line_number == last else ()
         if line or line_tail:
@@ -880,7 +613,9 @@ def update_block_text(doc: Doc[Any], block_id: str, text: str, *, origin: object
     with doc.transaction(origin=origin) as transaction:
         root = _root_group(document_fragment(doc))
         if root is None:
-            raise BlockNotFound(f"no block with id {block_id!r} in this document", details={"block_id": block_id})
+            raise BlockNotFound(
+                f"no block with id {block_id!r} in this document", details={"block_id": block_id}
+            )
         location = _locate(root, block_id)
         content = _content_element(location.container)
         writer = writer_for(transaction)

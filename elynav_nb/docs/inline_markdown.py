@@ -1,9 +1,10 @@
 """Inline markdown <-> BlockNote inline content (text runs with marks), both ways.
 
 Where it sits: the pure layer between the text an agent reads or writes (``Block.text``) and the
-styled runs stored in a BlockNote ``XmlText`` (design note §4.4). ``blocknote.py`` turns Yjs runs into
-``InlineRun`` objects and calls ``render_inline``; to write, it calls ``parse_inline`` and stores the
-runs. No I/O, no pycrdt.
+styled runs stored in a BlockNote ``XmlText`` (design note §4.4). To read, ``block_reader`` hands the
+Yjs runs to ``inline_pieces.render_pieces``, which writes simple layouts itself and calls
+``render_inline`` for the rest; to write, ``blocknote.py`` calls ``parse_inline`` and stores the runs.
+No I/O, no pycrdt.
 
 The dialect ("supported markdown")
 ----------------------------------
@@ -133,7 +134,16 @@ class _Node:
 class _Delimiter:
     """An entry of the CommonMark delimiter list (a doubly linked list)."""
 
-    __slots__ = ("can_close", "can_open", "character", "count", "next", "node_index", "original_count", "previous")
+    __slots__ = (
+        "can_close",
+        "can_open",
+        "character",
+        "count",
+        "next",
+        "node_index",
+        "original_count",
+        "previous",
+    )
 
     def __init__(self, node_index: int, character: str, count: int, can_open: bool, can_close: bool) -> None:
         self.node_index = node_index
@@ -231,7 +241,6 @@ class _InlineParser:
                     )
                 )
         return merge_runs(runs)
-
 
     def _scan_backslash(self, position: int) -> int:
         following = self.source[position + 1 : position + 2]
@@ -338,7 +347,11 @@ class _InlineParser:
             opener = closer.previous
             found = False
             while opener is not None and opener is not stack_bottom and opener is not bottom:
-                if opener.character == closer.character and opener.can_open and self._may_match(opener, closer):
+                if (
+                    opener.character == closer.character
+                    and opener.can_open
+                    and self._may_match(opener, closer)
+                ):
                     found = True
                     break
                 opener = opener.previous
@@ -388,6 +401,7 @@ class _InlineParser:
             self._remove_delimiter(closer)
             return following
         return closer
+
 
 def _read_link_destination(source: str, position: int) -> tuple[str, int] | None:
     """Read ``(destination)`` at ``position``; return (href, index after ")") or None."""
@@ -532,7 +546,13 @@ def _escape_text(text: str, *, in_link: bool, escape_all: bool) -> str:
         elif character in "*_":
             if escape_all or previous == "" or following == "":
                 escape = True
-            elif _is_whitespace(previous) and _is_whitespace(following) or character == "_" and _is_word_character(previous) and _is_word_character(following):
+            elif (
+                _is_whitespace(previous)
+                and _is_whitespace(following)
+                or character == "_"
+                and _is_word_character(previous)
+                and _is_word_character(following)
+            ):
                 escape = False
             else:
                 escape = True
@@ -697,7 +717,9 @@ def _render_merged(merged: Sequence[InlineRun]) -> str:
         rendered = _render_with(reduced, italic_marker="*", escape_all=True)
         if parse_inline(rendered) == reduced:
             return rendered
-    return _render_with(_without_marks(canonical, keep_code_and_links=False), italic_marker="*", escape_all=True)
+    return _render_with(
+        _without_marks(canonical, keep_code_and_links=False), italic_marker="*", escape_all=True
+    )
 
 
 def normalize(markdown: str) -> str:
