@@ -1,0 +1,247 @@
+"""Pure builder of a codex runner: its ``CODEX_HOME/config.toml``, environment and per-turn command line.
+
+Where it sits: the runner (phase 2) calls ``plan_codex_runner`` once per runner, writes the
+returned ``config_files``, then ``build_codex_turn`` for each turn and spawns what it returns.
+Nothing here touches the disk or the process table.
+
+One process per turn (design note ``codex-gemini-protocol.md`` §1)::
+
+    CODEX_HOME=<runner home> CODEX_API_KEY=… \\
+    codex exec --json --skip-git-repo-check [resume <thread_id>] -- PROMPT      </dev/null
+
+Everything that must hold for new and resumed turns alike lives in ``config.toml`` (``exec
+resume`` has no ``-s``): ``model``, ``sandbox_mode`` (or the bypass flag), ``developer_instructions``
+(the agent's system prompt, sent as a developer message after codex's own instructions),
+``[mcp_servers.<name>]`` (``required = true``: without it codex does not wait for a slow server
+and the model's tool search finds nothing; ``default_tools_approval_mode = "approve"``: exec has no
+one to ask; ``enabled_tools`` from the definition), and, when ``provider_base_url`` is given, a
+model provider ``elynav`` speaking the Responses API there (``env_key = "CODEX_API_KEY"``, the
+variable ``codex exec`` reads: ``OPENAI_API_KEY`` is copied into it when only that one is set).
+
+Permission modes: ``bypassPermissions`` -> ``--dangerously-bypass-approvals-and-sandbox``;
+``acceptEdits`` -> ``sandbox_mode = "workspace-write"``; any other -> ``read-only`` (codex's default:
+commands run, writes are refused). What codex cannot honour is listed in ``limitations``: filters
+on built-in tools (codex offers its own shell, apply_patch and web search whatever the definition
+lists), claude model aliases (``opus``, ``sonnet``...), SSE MCP servers, per-turn cost.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from elynav_nb.agents.cli.per_turn_command import (
+    ConfigFile,
+    McpServer,
+    TurnCommand,
+    split_definition_tools,
+)
+
+__all__ = [
+    "CLAUDE_MODEL_ALIASES",
+    "CODEX_PROVIDER_NAME",
+    "CodexRunnerPlan",
+    "build_codex_turn",
+    "plan_codex_runner",
+    "render_toml",
+]
+
+CODEX_PROVIDER_NAME = "elynav"
+CLAUDE_MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "inherit", "opusplan", "default"})
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.match(key) else json.dumps(key, ensure_ascii=False)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # JSON string escapes are valid TOML basic strings
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    if isinstance(value, Mapping):
+        return (
+            "{"
+            + ", ".join(f"{_toml_key(str(key))} = {_toml_value(item)}" for key, item in value.items())
+            + "}"
+        )
+    raise TypeError(f"no TOML form for {type(value).__name__}")
+
+
+def render_toml(document: Mapping[str, Any]) -> str:
+    """TOML text: top-level values first, then one ``[table]`` per nested mapping (two levels deep)."""
+    lines: list[str] = []
+    tables: list[tuple[str, Mapping[str, Any]]] = []
+    for key, value in document.items():
+        if isinstance(value, Mapping):
+            for inner_key, inner_value in value.items():
+                if isinstance(inner_value, Mapping):
+                    tables.append((f"{_toml_key(key)}.{_toml_key(str(inner_key))}", inner_value))
+                else:
+                    raise TypeError(f"[{key}] must hold tables only")
+        else:
+            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+    for name, table in tables:
+        lines.append("")
+        lines.append(f"[{name}]")
+        for key, value in table.items():
+            lines.append(f"{_toml_key(str(key))} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class CodexRunnerPlan:
+    """What every turn of one codex runner shares. ``limitations`` are for the runner's repr and docs."""
+
+    workspace: Path
+    codex_home: Path
+    config_files: tuple[ConfigFile, ...]
+    environment_overrides: Mapping[str, str] = field(repr=False)
+    bypass_sandbox: bool = False
+    model: str | None = None
+    mcp_server_names: tuple[str, ...] = ()
+    limitations: tuple[str, ...] = ()
+    extra_arguments: tuple[str, ...] = ()
+
+
+def _mcp_table(
+    server: McpServer, enabled_tools: tuple[str, ...] | None, startup_timeout_sec: float
+) -> dict[str, Any]:
+    table: dict[str, Any] = {}
+    if server.transport == "stdio":
+        table["command"] = server.command
+        table["args"] = list(server.args)
+        if server.env:
+            table["env"] = dict(server.env)
+    else:
+        table["url"] = server.url
+        if server.headers:
+            table["http_headers"] = dict(server.headers)
+    table["required"] = True
+    table["startup_timeout_sec"] = startup_timeout_sec
+    table["default_tools_approval_mode"] = "approve"
+    if enabled_tools:
+        table["enabled_tools"] = list(enabled_tools)
+    return table
+
+
+def plan_codex_runner(
+    *,
+    workspace: Path,
+    codex_home: Path,
+    system_prompt: str = "",
+    tools: Sequence[str] = (),
+    mcp_servers: Sequence[McpServer] = (),
+    model: str | None = None,
+    permission_mode: str | None = None,
+    provider_base_url: str | None = None,
+    request_max_retries: int | None = None,
+    stream_max_retries: int | None = None,
+    mcp_startup_timeout_sec: float = 30.0,
+    parent_environment: Mapping[str, str] | None = None,
+    extra_config: Mapping[str, Any] | None = None,
+    extra_arguments: Sequence[str] = (),
+) -> CodexRunnerPlan:
+    """The config home, environment and limitations of one codex runner (see the module docstring)."""
+    limitations: list[str] = ["codex reports no cost; its token usage is per thread (made per turn here)"]
+    config: dict[str, Any] = {}
+    chosen_model = model
+    if chosen_model in CLAUDE_MODEL_ALIASES:
+        limitations.append(
+            f"model {chosen_model!r} is a claude alias: codex uses its configured default model"
+        )
+        chosen_model = None
+    if chosen_model:
+        config["model"] = chosen_model
+    bypass = permission_mode == "bypassPermissions"
+    if not bypass:
+        config["sandbox_mode"] = "workspace-write" if permission_mode == "acceptEdits" else "read-only"
+    if permission_mode in ("default", "plan", "manual", "dontAsk", "auto"):
+        limitations.append(
+            f"permission mode {permission_mode!r}: codex exec never asks; writes are refused (read-only sandbox)"
+        )
+    if system_prompt.strip():
+        config["developer_instructions"] = system_prompt.strip()
+    if provider_base_url:
+        config["model_provider"] = CODEX_PROVIDER_NAME
+    definition_tools = split_definition_tools(tools)
+    if definition_tools.builtin:
+        limitations.append(
+            "codex cannot filter its built-in tools (shell, apply_patch, web search): "
+            f"{', '.join(definition_tools.builtin)} not enforced"
+        )
+    servers: dict[str, Any] = {}
+    for server in mcp_servers:
+        if not definition_tools.allows_server(server.name):
+            continue
+        if server.transport == "sse":
+            limitations.append(f"MCP server {server.name!r} uses SSE, which codex does not speak: left out")
+            continue
+        enabled = definition_tools.mcp.get(server.name) if definition_tools.restricted else None
+        servers[server.name] = _mcp_table(server, enabled or None, mcp_startup_timeout_sec)
+    config.update(dict(extra_config or {}))
+    document: dict[str, Any] = dict(config)
+    if servers:
+        document["mcp_servers"] = servers
+    if provider_base_url:
+        provider: dict[str, Any] = {
+            "name": CODEX_PROVIDER_NAME,
+            "base_url": provider_base_url,
+            "wire_api": "responses",
+            "env_key": "CODEX_API_KEY",
+        }
+        if request_max_retries is not None:
+            provider["request_max_retries"] = request_max_retries
+        if stream_max_retries is not None:
+            provider["stream_max_retries"] = stream_max_retries
+        document["model_providers"] = {CODEX_PROVIDER_NAME: provider}
+    environment = {"CODEX_HOME": str(codex_home)}
+    parent = parent_environment or {}
+    if not parent.get("CODEX_API_KEY") and parent.get("OPENAI_API_KEY"):
+        environment["CODEX_API_KEY"] = parent["OPENAI_API_KEY"]
+    return CodexRunnerPlan(
+        workspace=workspace,
+        codex_home=codex_home,
+        config_files=(ConfigFile(codex_home / "config.toml", render_toml(document)),),
+        environment_overrides=environment,
+        bypass_sandbox=bypass,
+        model=chosen_model,
+        mcp_server_names=tuple(servers),
+        limitations=tuple(limitations),
+        extra_arguments=tuple(extra_arguments),
+    )
+
+
+def build_codex_turn(
+    executable: Sequence[str],
+    plan: CodexRunnerPlan,
+    prompt: str,
+    *,
+    resume_thread_id: str | None = None,
+    parent_environment: Mapping[str, str] | None = None,
+    environment: Mapping[str, str] | None = None,
+) -> TurnCommand:
+    """One turn's command: a new thread, or ``resume <thread_id>`` of an earlier one.
+
+    ``environment`` (the runner's own overrides, e.g. a test's ``HOME``) wins over the plan's.
+    """
+    argv = [*executable, "exec", "--json", "--skip-git-repo-check"]
+    if plan.bypass_sandbox:
+        argv.append("--dangerously-bypass-approvals-and-sandbox")
+    argv += list(plan.extra_arguments)
+    if resume_thread_id:
+        argv += ["resume", resume_thread_id]
+    argv += ["--", prompt]
+    child_environment = dict(parent_environment or {})
+    child_environment.update(plan.environment_overrides)
+    child_environment.update(environment or {})
+    return TurnCommand(argv=tuple(argv), environment=child_environment, cwd=plan.workspace)

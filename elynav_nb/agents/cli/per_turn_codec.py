@@ -1,0 +1,76 @@
+"""Shared pieces of the codecs of the process-per-turn CLIs, codex and gemini (pure, no I/O).
+
+Where it sits: imported by ``codex_codec`` and ``gemini_codec``. ``parse_json_line`` turns one
+stdout line into a dict or one ``AgentError`` (orjson first, the standard library for the lines
+it refuses, as the claude codec does); the ``as_*`` helpers read loosely typed fields without
+trusting them; ``TurnVerdict`` is how a turn ended once its process is gone (each decoder's
+``verdict(exit_code, cancel_requested=…)`` builds it from the lines it saw).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from elynav_nb.agents.events import AgentError
+from elynav_nb.agents.results import Outcome
+
+__all__ = ["EXCERPT_LENGTH", "TurnVerdict", "as_dict", "as_int", "as_str", "excerpt", "parse_json_line"]
+
+EXCERPT_LENGTH = 120
+
+
+def excerpt(line: bytes | str) -> str:
+    """The start of a line, for error events."""
+    text = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
+    return text if len(text) <= EXCERPT_LENGTH else text[:EXCERPT_LENGTH] + "…"
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def as_int(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def parse_json_line(line: bytes | str) -> dict[str, Any] | AgentError | None:
+    """The JSON object on ``line``; ``None`` for a blank line; an ``AgentError`` for anything else."""
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        if isinstance(line, bytes):
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError:
+                return AgentError(
+                    "stdout line is not valid UTF-8", code="INVALID_UTF8", excerpt=excerpt(line)
+                )
+        else:
+            text = line
+        if not text.strip():
+            return None
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            return AgentError(
+                f"stdout line is not JSON ({error.msg})", code="INVALID_JSON", excerpt=excerpt(text)
+            )
+    if not isinstance(value, dict):
+        return AgentError("stdout line is JSON but not an object", code="INVALID_JSON", excerpt=excerpt(line))
+    return value
+
+
+@dataclass(frozen=True)
+class TurnVerdict:
+    """How a process-per-turn CLI's turn ended, once its process is gone (``reason``: for people)."""
+
+    outcome: Outcome
+    reason: str
