@@ -1,32 +1,38 @@
-"""CRM benchmark: search latency through MCP over stdio vs a direct SQLite query, and the cost of
-loading every activity into a DataFrame.
+"""CRM benchmark: ``search_accounts`` latency through MCP over stdio, against the same FTS5 query run
+straight on SQLite and against a trivial tool on the same server (the MCP SDK's per-call floor).
 
-Run: ``python benchmarks/crm_search.py`` (100,000 accounts, about 1,000,000 activities; a few
-minutes). ``--accounts 5000`` for a quick look. It prints one table; the figures to read are
-the ratios: MCP over stdio against the direct SQLite query (same FTS5 query, same page size),
-and ``Crm.activities()`` (with CRM dtypes) against a bare ``pandas.read_sql_query``.
+Run: ``python benchmarks/crm_search.py [--rounds 50]`` (100,000 accounts and about 1,000,000
+activities, built once and kept in the temp folder: ``crm_common.py``; ``--accounts 5000`` for a quick
+look). Loading frames is measured by ``crm_frames.py``.
 
-Peak memory of the frame load is measured in a fresh child process (``ru_maxrss``), so the data
-generation of this process does not count; the server's resident memory is read with psutil.
+What runs: the server is the CRM server of ``elynav_nb.crm.server`` started over stdio by this script
+(``--serve``) with one extra tool, ``ping`` (no argument, returns ``{"ok": true}``), and the same
+start-up as ``serve_stdio`` (startup objects frozen out of the garbage collector unless
+``--no-gc-freeze``). Each round calls, for every query of ``QUERIES``, ``ping`` then
+``search_accounts`` (page size 20), so the floor and the search share the same moments of a noisy
+machine. Rows: the direct SQLite query and ``CrmStore.search_accounts`` in this process, then the MCP
+calls (median, p95, max), the search per query, and the garbage collections seen on both sides.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import resource
+import gc
+import json
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Self
 
 import psutil
+from crm_common import benchmark_database
 from mcp import Client, StdioServerParameters, stdio_client
 
-from elynav_nb.crm.demo_data import generate_demo_batches
 from elynav_nb.crm.domain import search_expression
 from elynav_nb.crm.store import CrmStore
 
@@ -41,31 +47,78 @@ QUERIES = (
     "zz",
 )
 PAGE_SIZE = 20
+DIRECT_SQL = (
+    "SELECT a.id, a.name, a.domain, a.industry, a.size, a.country, a.status, a.owner, a.created_at, a.updated_at "
+    "FROM (SELECT rowid AS hit_id, rank AS hit_rank FROM accounts_search WHERE accounts_search MATCH ? "
+    "ORDER BY hit_rank, hit_id LIMIT ? OFFSET 0) AS hit JOIN accounts AS a ON a.id = hit.hit_id "
+    "ORDER BY hit.hit_rank, hit.hit_id"
+)
 
 
-def build_database(path: Path, accounts: int, activities_per_account: int) -> tuple[dict[str, int], float]:
-    started = time.perf_counter()
+class GcPauses:
+    """Garbage collections of this process while recording: generation and duration of each."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[int, float]] = []
+        self._started = 0.0
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.pauses.append((int(info["generation"]), time.perf_counter() - self._started))
+
+    def __enter__(self) -> Self:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def summary(self) -> str:
+        if not self.pauses:
+            return "none"
+        parts = []
+        for generation in sorted({generation for generation, _ in self.pauses}):
+            durations = [duration for found, duration in self.pauses if found == generation]
+            parts.append(f"gen{generation} x{len(durations)} max {max(durations) * 1000:.1f} ms")
+        return ", ".join(parts)
+
+
+def serve(path: Path, freeze: bool) -> None:
+    """The benchmark's server: the CRM server plus ``ping``; reports its GC pauses on stderr at exit."""
+    from elynav_nb.crm.server import build_crm_server
+
     with CrmStore.open(path) as store:
-        counts = store.insert_batches(
-            generate_demo_batches(accounts, seed=1, activities_per_account=activities_per_account)
-        )
-    return counts, time.perf_counter() - started
+        server = build_crm_server(store)
+
+        @server.tool()
+        def ping() -> dict[str, bool]:
+            """The floor: a tool that does nothing."""
+            return {"ok": True}
+
+        if freeze:  # as serve_stdio does
+            gc.collect()
+            gc.freeze()
+        with GcPauses() as pauses:
+            server.run()
+        print(f"server GC during the run: {pauses.summary()}", file=sys.stderr)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
 
 
 def direct_latencies(path: Path, rounds: int) -> list[float]:
     """The server's search SQL, run straight on sqlite3 (no MCP, no validation)."""
     connection = sqlite3.connect(path)
-    sql = (
-        "SELECT a.id, a.name, a.domain, a.industry, a.size, a.country, a.status, a.owner, a.created_at, "
-        "a.updated_at FROM accounts_search JOIN accounts AS a ON a.id = accounts_search.rowid "
-        "WHERE accounts_search MATCH ? ORDER BY accounts_search.rank, a.id LIMIT ? OFFSET 0"
-    )
     latencies: list[float] = []
     for _ in range(rounds):
         for query in QUERIES:
             expression = search_expression(query)
             started = time.perf_counter()
-            connection.execute(sql, (expression, PAGE_SIZE + 1)).fetchall()
+            connection.execute(DIRECT_SQL, (expression, PAGE_SIZE + 1)).fetchall()
             latencies.append(time.perf_counter() - started)
     connection.close()
     return latencies
@@ -83,12 +136,21 @@ def store_latencies(path: Path, rounds: int) -> list[float]:
     return latencies
 
 
-async def mcp_latencies(path: Path, rounds: int) -> tuple[list[float], float, float, int]:
-    """Latencies through a real stdio server; also connect time, first-call time, server RSS."""
-    parameters = StdioServerParameters(
-        command=sys.executable, args=["-m", "elynav_nb.crm.server", "--db", str(path)]
-    )
-    latencies: list[float] = []
+async def timed(call: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    result = await call()
+    elapsed = time.perf_counter() - started
+    if result.is_error:
+        raise RuntimeError(f"tool call failed: {result.content}")
+    return elapsed
+
+
+async def mcp_latencies(path: Path, rounds: int, freeze: bool) -> dict[str, Any]:
+    """Search and ping latencies through a real stdio server, with connect time, first call, RSS, GC."""
+    arguments = [__file__, "--serve", str(path)] + ([] if freeze else ["--no-gc-freeze"])
+    parameters = StdioServerParameters(command=sys.executable, args=arguments)
+    search: dict[str, list[float]] = {query: [] for query in QUERIES}
+    ping: list[float] = []
     with tempfile.TemporaryFile("w+") as server_log:
         started = time.perf_counter()
         async with Client(stdio_client(parameters, errlog=server_log)) as client:
@@ -96,49 +158,35 @@ async def mcp_latencies(path: Path, rounds: int) -> tuple[list[float], float, fl
             started = time.perf_counter()
             await client.call_tool("search_accounts", {"query": "warm up", "limit": PAGE_SIZE})
             first_call_seconds = time.perf_counter() - started
-            for _ in range(rounds):
-                for query in QUERIES:
-                    started = time.perf_counter()
-                    result = await client.call_tool("search_accounts", {"query": query, "limit": PAGE_SIZE})
-                    latencies.append(time.perf_counter() - started)
-                    if result.is_error:
-                        raise RuntimeError(f"search failed: {result.content}")
+            await client.call_tool("ping", {})
+            with GcPauses() as client_pauses:
+                for _ in range(rounds):
+                    for query in QUERIES:
+                        ping.append(await timed(lambda: client.call_tool("ping", {})))
+                        search_arguments = {"query": query, "limit": PAGE_SIZE}
+                        search[query].append(
+                            await timed(
+                                lambda given=search_arguments: client.call_tool("search_accounts", given)
+                            )
+                        )
             server_rss = 0
             for child in psutil.Process().children(recursive=True):
                 server_rss = max(server_rss, child.memory_info().rss)
-    return latencies, connect_seconds, first_call_seconds, server_rss
+        server_log.seek(0)
+        server_gc = [line for line in server_log.read().splitlines() if line.startswith("server GC")]
+    return {
+        "search": search,
+        "ping": ping,
+        "connect_seconds": connect_seconds,
+        "first_call_seconds": first_call_seconds,
+        "server_rss": server_rss,
+        "client_gc": client_pauses.summary(),
+        "server_gc": server_gc[-1].removeprefix("server GC during the run: ") if server_gc else "unknown",
+    }
 
 
-def load_in_child(path: Path, mode: str) -> tuple[float, int, int]:
-    """(seconds, rows, peak RSS bytes) of loading all activities in a fresh Python process."""
-    output = subprocess.run(
-        [sys.executable, __file__, "--load-only", str(path), "--mode", mode],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split()
-    return float(output[0]), int(output[1]), int(output[2])
-
-
-def load_only(path: Path, mode: str) -> None:
-    import pandas as pd
-
-    from elynav_nb.crm.reader import read_table
-
-    baseline_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    started = time.perf_counter()
-    if mode == "crm":
-        frame = read_table(path, "activities")
-    else:
-        with sqlite3.connect(path) as connection:
-            frame = pd.read_sql_query("SELECT * FROM activities ORDER BY id", connection)
-    seconds = time.perf_counter() - started
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(seconds, len(frame), (peak_kib - baseline_kib) * 1024)
-
-
-def milliseconds(values: list[float]) -> str:
-    return f"{statistics.median(values) * 1000:8.3f} ms"
+def milliseconds(value: float) -> str:
+    return f"{value * 1000:8.2f} ms"
 
 
 def main() -> None:
@@ -146,79 +194,70 @@ def main() -> None:
     parser.add_argument("--accounts", type=int, default=100_000)
     parser.add_argument("--activities-per-account", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=50, help="passes over the query list")
-    parser.add_argument("--load-only", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--mode", default="crm", help=argparse.SUPPRESS)
+    parser.add_argument("--rebuild", action="store_true", help="build the demo database anew")
+    parser.add_argument("--no-gc-freeze", action="store_true", help="serve without freezing startup objects")
+    parser.add_argument("--json", type=Path, help="also write the raw latencies there")
+    parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
-    if arguments.load_only is not None:
-        load_only(arguments.load_only, arguments.mode)
+    if arguments.serve is not None:
+        serve(arguments.serve, freeze=not arguments.no_gc_freeze)
         return
 
-    with tempfile.TemporaryDirectory(prefix="elynav-crm-bench-") as folder:
-        path = Path(folder) / "bench.sqlite"
-        counts, build_seconds = build_database(path, arguments.accounts, arguments.activities_per_account)
-        database_megabytes = path.stat().st_size / 1e6
-        direct = direct_latencies(path, arguments.rounds)
-        through_store = store_latencies(path, arguments.rounds)
-        through_mcp, connect_seconds, first_call_seconds, server_rss = asyncio.run(
-            mcp_latencies(path, arguments.rounds)
-        )
-        crm_seconds, crm_rows, crm_peak = load_in_child(path, "crm")
-        bare_seconds, _bare_rows, bare_peak = load_in_child(path, "bare")
+    path, build_seconds = benchmark_database(
+        arguments.accounts, arguments.activities_per_account, rebuild=arguments.rebuild
+    )
+    with sqlite3.connect(path) as connection:
+        counts = {
+            table: connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in ("accounts", "activities")
+        }
+    connection.close()
+    direct = direct_latencies(path, arguments.rounds)
+    through_store = store_latencies(path, arguments.rounds)
+    measured = asyncio.run(mcp_latencies(path, arguments.rounds, freeze=not arguments.no_gc_freeze))
+    search: dict[str, list[float]] = measured["search"]
+    all_searches = [latency for latencies in search.values() for latency in latencies]
+    ping: list[float] = measured["ping"]
+    if arguments.json is not None:
+        arguments.json.write_text(json.dumps({"direct": direct, "store": through_store, **measured}))
 
-    direct_median = statistics.median(direct)
+    built = f"built in {build_seconds:.0f} s" if build_seconds is not None else "kept from an earlier run"
     print(
-        f"CRM benchmark: {counts['accounts']:,} accounts, {counts['contacts']:,} contacts, "
-        f"{counts['activities']:,} activities, {counts['opportunities']:,} opportunities "
-        f"({database_megabytes:,.0f} MB on disk)"
+        f"CRM search benchmark: {counts['accounts']:,} accounts, {counts['activities']:,} activities "
+        f"({path.stat().st_size / 1e6:,.0f} MB on disk, {built})"
     )
     print(
-        f"python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}, {psutil.cpu_count()} CPUs; "
-        f"{len(direct):,} searches per path over {len(QUERIES)} queries, page size {PAGE_SIZE}"
+        f"python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}, {psutil.cpu_count()} CPUs, "
+        f"load average {' '.join(f'{value:.1f}' for value in psutil.getloadavg())}; {arguments.rounds} rounds "
+        f"x {len(QUERIES)} queries, page size {PAGE_SIZE}; server GC freeze "
+        f"{'off' if arguments.no_gc_freeze else 'on'}"
     )
     print()
-    print(f"{'measure':<58}{'value':>14}{'ratio':>12}")
-    print("-" * 84)
-    rows = [
-        ("build: generate + insert in one transaction", f"{build_seconds:10.1f} s", ""),
-        ("search_accounts, direct SQLite FTS5 query (median)", milliseconds(direct), "1.0x"),
-        (
-            "search_accounts, CrmStore method (median)",
-            milliseconds(through_store),
-            f"{statistics.median(through_store) / direct_median:.1f}x",
-        ),
-        (
-            "search_accounts, MCP over stdio (median)",
-            milliseconds(through_mcp),
-            f"{statistics.median(through_mcp) / direct_median:.1f}x",
-        ),
-        (
-            "search_accounts, MCP over stdio (p95)",
-            f"{sorted(through_mcp)[int(len(through_mcp) * 0.95)] * 1000:8.3f} ms",
-            "",
-        ),
-        ("MCP stdio: start + handshake", f"{connect_seconds:10.2f} s", ""),
-        ("MCP stdio: first tool call", f"{first_call_seconds:10.2f} s", ""),
-        ("MCP server resident memory", f"{server_rss / 1e6:9.0f} MB", ""),
-        (f"load {crm_rows:,} activities: pandas.read_sql_query", f"{bare_seconds:10.2f} s", "1.0x"),
-        (
-            f"load {crm_rows:,} activities: Crm.activities() (dtypes)",
-            f"{crm_seconds:10.2f} s",
-            f"{crm_seconds / bare_seconds:.1f}x",
-        ),
-        ("peak memory added by the load: read_sql_query", f"{bare_peak / 1e6:9.0f} MB", "1.0x"),
-        (
-            "peak memory added by the load: Crm.activities()",
-            f"{crm_peak / 1e6:9.0f} MB",
-            f"{crm_peak / bare_peak:.1f}x" if bare_peak else "",
-        ),
-        (
-            "peak memory of this process (ru_maxrss)",
-            f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3:9.0f} MB",
-            "",
-        ),
+    print(f"{'measure':<52}{'median':>12}{'p95':>12}{'max':>12}")
+    print("-" * 88)
+    rows: list[tuple[str, list[float]]] = [
+        ("search, direct SQLite FTS5 query", direct),
+        ("search, CrmStore.search_accounts", through_store),
+        ("ping (trivial tool) over MCP stdio: the floor", ping),
+        ("search_accounts over MCP stdio", all_searches),
     ]
-    for label, value, ratio in rows:
-        print(f"{label:<58}{value:>14}{ratio:>12}")
+    for query in QUERIES:
+        rows.append((f"  search_accounts {query!r}", search[query]))
+    for label, values in rows:
+        print(
+            f"{label:<52}{milliseconds(statistics.median(values)):>12}"
+            f"{milliseconds(percentile(values, 0.95)):>12}{milliseconds(max(values)):>12}"
+        )
+    print()
+    overhead = statistics.median(all_searches) - statistics.median(through_store)
+    print(
+        f"MCP overhead over the store call (medians): {overhead * 1000:.2f} ms; floor: {milliseconds(statistics.median(ping)).strip()}"
+    )
+    print(
+        f"MCP stdio: start + handshake {measured['connect_seconds']:.2f} s, first tool call {measured['first_call_seconds']:.2f} s"
+    )
+    print(f"MCP server resident memory: {measured['server_rss'] / 1e6:.0f} MB")
+    print(f"GC pauses while measuring: client {measured['client_gc']}; server {measured['server_gc']}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ checks the file and its schema version (typed errors: ``NotFound``, ``StoreCorru
 ADBC SQLite driver (``adbc-driver-sqlite``) runs one fixed query per table and hands back Arrow
 record batches, which ``columns.arrow_to_frame`` turns into a frame with CRM dtypes (Arrow-backed
 by default, without a copy). No Python object is made per row: 1M activities load in about a
-second, in about a quarter of the memory of ``pandas.read_sql_query`` (``benchmarks/crm_frames.py``).
+second, in about a fifth of the memory of ``pandas.read_sql_query`` (``benchmarks/crm_frames.py``).
 
 It can never write: SQLite itself refuses writes on a ``mode=ro`` connection. WAL lets it read
 while the MCP server writes.
@@ -33,8 +33,9 @@ from elynav_nb.errors import DatabaseBusy, InvalidInput, StoreCorrupt
 __all__ = ["BATCH_ROWS", "read_arrow_table", "read_table", "read_table_counts"]
 
 BATCH_ROWS = 65_536
-"""Rows per Arrow batch. 1M activities: 0.71 s and 227 MB with 65,536; 0.96 s, 264 MB and 974
-chunks per column with the driver's 1,024; 1.00 s and 277 MB as one batch (benchmarks/README.md)."""
+"""Rows per Arrow batch (and per chunk of each column). Against the driver's 1,024 on 1M activities:
+229 MB added instead of 264 MB, 16 chunks instead of 974 (a filter on the frame 1.5x faster, a sort
+1.26x), load time the same within the noise (benchmarks/README.md, CRM)."""
 
 _LARGEST_BATCH_ROWS = 2**30
 
