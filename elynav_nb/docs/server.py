@@ -1,148 +1,98 @@
-"""The Docs MCP server: the reference's six tools plus ``create_document``, over stdio.
+"""The Docs MCP server (``elynav mcp docs``): the reference's sixteen tools and ours, over stdio.
 
-Where it sits: the thin MCP edge of ``elynav_nb.docs`` (``elynav mcp docs``). Each tool validates
-its input, calls a ``DocsSession`` from a ``DocsSessionPool`` (or the REST client for list, metadata
-and create), and returns JSON. Tool names, inputs and error codes follow
-CoopCodeCommun/lasuite-docs-mcp (design note §7.1): ``list_documents``, ``read_document``,
-``insert_block``, ``update_block``, ``delete_block``, ``get_document_metadata``; every document tool
-takes ``doc_id`` (with ``DOCS_INSTANCE_URL`` set) or ``doc_url``.
+Where it sits: the thin MCP edge of ``elynav_nb.docs``. Tool names, argument names and error codes
+follow CoopCodeCommun/lasuite-docs-mcp 0.2.1 (``REFERENCE_TOOL_NAMES``: its six content tools, two
+credential tools and eight tree tools); ``ELYNAV_TOOL_NAMES`` are ours beyond it. Every tool that
+names a document takes ``doc_id`` (a UUID v4, once an instance is known) or ``doc_url`` (the link,
+which also fixes the instance; another instance's link is ``INSTANCE_MISMATCH``).
 
-Errors are tool results with ``is_error`` set whose text is the JSON ``{"code", "message"}``
-(``DOC_NOT_FOUND``, ``DOC_READONLY``, ``BLOCK_NOT_FOUND``, ``SYNC_TIMEOUT``, ``INVALID_INPUT``,
-``AUTH_REQUIRED``, ``INSTANCE_MISMATCH``, ... and ``INTERNAL_ERROR`` for anything unexpected).
-Unlike the reference, every write is saved over REST before the tool returns, so it survives the
-room emptying; anonymous sessions say in a ``warning`` that nothing was saved.
+How data flows: ``build_docs_server(service)`` registers the credential tools (here), the content
+tools (``server_content_tools``: live ``DocsSession`` edits) and the tree tools
+(``server_tree_tools``: ``DocsRestClient.tree``), all over one ``DocsToolService``
+(``server_service``: credentials in memory, the instance, clients and sessions). Results are JSON;
+errors are ``is_error`` results whose text is ``{"code", "message", ...}`` (``DOC_NOT_FOUND``,
+``DOC_READONLY``, ``DOC_NOT_PUBLIC``, ``BLOCK_NOT_FOUND``, ``SYNC_TIMEOUT``, ``AUTH_REQUIRED``,
+``NOT_ALLOWED``, ``INSTANCE_MISMATCH``, ``INSTANCE_NOT_SET``, ``RATE_LIMITED``, ``INVALID_INPUT``,
+... and ``INTERNAL_ERROR`` for anything unexpected), argument-schema failures included.
 
-Configuration comes from the environment: ``DOCS_INSTANCE_URL``, ``DOCS_SESSION_ID``,
-``DOCS_CSRF_TOKEN`` (all optional; without a session only public editable documents open).
+Credentials come from the environment (``DOCS_INSTANCE_URL``, ``DOCS_SESSION_ID``,
+``DOCS_CSRF_TOKEN``, all optional) or from ``set_session_credentials``; either way they stay in
+this process's memory and never appear in a result, an error or a log line. ``DOCS_MCP_LOG_LEVEL``
+sets the server's log level (stderr; default ``INFO``).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, Literal
+from typing import Any, Final, Literal, cast
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from mcp.types import CallToolResult, InputRequiredResult
+from pydantic import Field, ValidationError
 
-from elynav_nb.docs.addressing import DocAddress, parse_docs_url
 from elynav_nb.docs.credentials import DocsCredentials
-from elynav_nb.docs.rest import DocsRestClient
-from elynav_nb.docs.session import DocsSession, DocsSessionPool
-from elynav_nb.errors import ElynavError, InvalidInput
+from elynav_nb.docs.server_common import LOCAL_RESET, error_result, guarded
+from elynav_nb.docs.server_content_tools import register_content_tools
+from elynav_nb.docs.server_service import DocsToolService
+from elynav_nb.docs.server_tree_tools import register_tree_tools
+from elynav_nb.errors import ElynavError
 
-__all__ = ["SERVER_NAME", "TOOL_NAMES", "DocsMCPServer", "DocsToolService", "build_docs_server", "main"]
+__all__ = [
+    "ELYNAV_TOOL_NAMES",
+    "REFERENCE_TOOL_NAMES",
+    "SERVER_NAME",
+    "TOOL_NAMES",
+    "DocsMCPServer",
+    "DocsToolService",
+    "build_docs_server",
+    "main",
+]
 
-SERVER_NAME = "elynav-docs"
-TOOL_NAMES: tuple[str, ...] = (
+SERVER_NAME: Final = "elynav-docs"
+# lasuite-docs-mcp 0.2.1 (src/server.ts): v0.1's six tools, v0.2's eight, v0.2.1's two.
+REFERENCE_TOOL_NAMES: Final[tuple[str, ...]] = (
     "list_documents",
     "read_document",
+    "get_document_metadata",
     "insert_block",
     "update_block",
     "delete_block",
-    "get_document_metadata",
+    "set_session_credentials",
+    "clear_session_credentials",
     "create_document",
+    "delete_document",
+    "move_document",
+    "duplicate_document",
+    "update_document_title",
+    "list_my_documents",
+    "list_document_children",
+    "list_document_descendants",
 )
-
-logger = logging.getLogger(__name__)
+ELYNAV_TOOL_NAMES: Final[tuple[str, ...]] = (
+    "search_documents",
+    "restore_document",
+    "list_trash",
+    "insert_markdown",
+    "replace_section",
+)
+TOOL_NAMES: Final[tuple[str, ...]] = REFERENCE_TOOL_NAMES + ELYNAV_TOOL_NAMES
 
 _INSTRUCTIONS = (
-    "Read and edit La Suite Docs documents live, block by block. Address a document with doc_id (a UUID v4) "
-    "or doc_url (https://<host>/docs/<uuid>/). read_document returns block ids; pass them to update_block, "
-    "delete_block or insert_block's after_block_id. Text is inline markdown (**bold**, *italic*, ~~strike~~, "
-    "`code`, [link](url)). Errors are JSON {code, message}: DOC_NOT_FOUND, DOC_READONLY, DOC_NOT_PUBLIC, "
-    "BLOCK_NOT_FOUND, UNSUPPORTED_BLOCK_TYPE, SYNC_TIMEOUT, AUTH_REQUIRED, INSTANCE_MISMATCH, INVALID_INPUT."
+    "Read, edit and organise La Suite Docs documents. Address a document with doc_id (a UUID v4) or "
+    "doc_url (https://<host>/docs/<uuid>/; the first link fixes the instance). read_document returns "
+    "block ids; pass them to update_block, delete_block, replace_section or as after_block_id. Text is "
+    "inline markdown (**bold**, *italic*, ~~strike~~, `code`, [link](url)); insert_markdown and "
+    "replace_section take block markdown. Creating, moving, renaming, duplicating, trashing and listing "
+    "your documents need a signed-in session: call set_session_credentials with the docs_sessionid and "
+    "csrftoken cookies (kept in memory only). Errors are JSON {code, message}: DOC_NOT_FOUND, "
+    "DOC_READONLY, DOC_NOT_PUBLIC, BLOCK_NOT_FOUND, SYNC_TIMEOUT, AUTH_REQUIRED, NOT_ALLOWED, "
+    "INSTANCE_MISMATCH, INSTANCE_NOT_SET, RATE_LIMITED, INVALID_INPUT."
 )
-
-_READ = ToolAnnotations(read_only_hint=True, open_world_hint=True)
-_ADD = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True
-)
-_CHANGE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=True
-)
-
-DocId = Field(default=None, description="The document's UUID v4 (needs DOCS_INSTANCE_URL), or use doc_url.")
-DocUrl = Field(default=None, description="The document link, https://<host>/docs/<uuid>/.")
-
-
-class BlockContent(BaseModel):
-    """A block to insert: its type, inline-markdown text and (headings only) level."""
-
-    type: Literal[
-        "paragraph", "heading", "bulletListItem", "numberedListItem", "checkListItem", "quote", "codeBlock"
-    ] = "paragraph"
-    text: str = Field(min_length=1, description="Inline markdown; must not be empty.")
-    level: int | None = Field(default=None, description="Heading level 1, 2 or 3 (headings only).")
-
-
-def _error_result(code: str, message: str) -> CallToolResult:
-    text = json.dumps({"code": code, "message": message}, ensure_ascii=False)
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-
-
-def _ok_result(payload: dict[str, Any]) -> CallToolResult:
-    text = json.dumps(payload, ensure_ascii=False, default=str)
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
-
-
-class DocsToolService:
-    """What the tools share: the credentials, one REST client per instance, and the session pool."""
-
-    def __init__(
-        self, credentials: DocsCredentials, *, idle_ttl: float = 300.0, **session_options: Any
-    ) -> None:
-        self.credentials = credentials
-        self.pool = DocsSessionPool(credentials, idle_ttl=idle_ttl, save_debounce=0.2, **session_options)
-        self._rest: DocsRestClient | None = None
-
-    def address(self, doc_id: str | None, doc_url: str | None) -> DocAddress:
-        if bool(doc_id) == bool(doc_url):
-            raise InvalidInput("give exactly one of doc_id or doc_url")
-        return parse_docs_url(str(doc_url or doc_id), instance=self.credentials.instance)
-
-    def rest(self) -> DocsRestClient:
-        instance = self.credentials.instance
-        if instance is None:
-            raise InvalidInput(
-                "no Docs instance is set: set DOCS_INSTANCE_URL or pass a doc_url first",
-                details={"reason": "INSTANCE_NOT_SET"},
-            )
-        if self._rest is None:
-            self._rest = DocsRestClient(instance, self.credentials)
-        return self._rest
-
-    async def session(self, doc_id: str | None, doc_url: str | None) -> DocsSession:
-        address = self.address(doc_id, doc_url)
-        self.credentials.settle(address.origin)
-        return await self.pool.get(address.link)
-
-    async def persisted(self, session: DocsSession, payload: dict[str, Any]) -> dict[str, Any]:
-        result = await session.save()
-        if not result.saved:
-            payload["warning"] = result.reason
-        return payload
-
-    async def aclose(self) -> None:
-        await self.pool.close_all()
-        if self._rest is not None:
-            await self._rest.aclose()
-
-
-async def _guarded(action: Callable[[], Awaitable[dict[str, Any]]]) -> CallToolResult:
-    try:
-        return _ok_result(await action())
-    except ElynavError as error:
-        return _error_result(error.code, error.message)
-    except Exception as error:  # the model gets a stable code; the details stay in the server log
-        logger.exception("docs tool failed")
-        return _error_result("INTERNAL_ERROR", f"unexpected {type(error).__name__}")
 
 
 class DocsMCPServer(MCPServer):
@@ -157,16 +107,49 @@ class DocsMCPServer(MCPServer):
         except ToolError as error:
             if not isinstance(error.__cause__, ValidationError):
                 raise
-            return _error_result("INVALID_INPUT", _validation_message(error.__cause__))
+            return error_result({"code": "INVALID_INPUT", "message": _validation_message(error.__cause__)})
 
 
 def _validation_message(error: ValidationError) -> str:
-    """One line per problem: ``content.text: String should have at least 1 character``."""
+    """One line per problem: ``content.text: String should have at least 1 character`` (never the
+    value given: it may be a secret)."""
     problems = []
-    for problem in error.errors(include_url=False, include_input=False):
+    for problem in error.errors(include_url=False, include_input=False, include_context=False):
         where = ".".join(str(part) for part in problem["loc"]) or "arguments"
         problems.append(f"{where}: {problem['msg']}")
     return "; ".join(problems)
+
+
+def _register_credential_tools(server: MCPServer, service: DocsToolService) -> None:
+    @server.tool(
+        title="Set Docs session credentials",
+        annotations=LOCAL_RESET.model_copy(update={"open_world_hint": True}),
+        structured_output=False,
+    )
+    async def set_session_credentials(
+        docs_sessionid: str = Field(min_length=1, description="The docs_sessionid cookie's value."),
+        csrftoken: str = Field(min_length=1, description="The csrftoken cookie's value."),
+        instance_url: str | None = Field(
+            default=None, description="The Docs instance (https://<host>); switches to it if another was set."
+        ),
+    ) -> CallToolResult:
+        """Use a signed-in browser session (copy the docs_sessionid and csrftoken cookies from the
+        browser's developer tools). Checked against Docs at once; kept in memory only, never
+        written, logged or returned. Refused credentials leave the server anonymous."""
+
+        async def action() -> dict[str, Any]:
+            return await service.set_credentials(docs_sessionid, csrftoken, instance_url)
+
+        return await guarded(action)
+
+    @server.tool(title="Clear Docs session credentials", annotations=LOCAL_RESET, structured_output=False)
+    async def clear_session_credentials() -> CallToolResult:
+        """Forget the session credentials (the instance stays set); later calls are anonymous."""
+
+        async def action() -> dict[str, Any]:
+            return await service.clear_credentials()
+
+        return await guarded(action)
 
 
 def build_docs_server(service: DocsToolService) -> MCPServer:
@@ -179,123 +162,43 @@ def build_docs_server(service: DocsToolService) -> MCPServer:
         finally:
             await service.aclose()
 
-    server: MCPServer = DocsMCPServer(SERVER_NAME, version="0.1.0", instructions=_INSTRUCTIONS, lifespan=lifespan)
-
-    @server.tool(title="List documents", annotations=_READ, structured_output=False)
-    async def list_documents() -> CallToolResult:
-        """Documents these credentials can list (first 100), newest first."""
-
-        async def action() -> dict[str, Any]:
-            documents = await service.rest().list_documents(page_size=100, max_pages=1)
-            return {"documents": [document.as_metadata() for document in documents]}
-
-        return await _guarded(action)
-
-    @server.tool(title="Read a document", annotations=_READ, structured_output=False)
-    async def read_document(doc_id: str | None = DocId, doc_url: str | None = DocUrl) -> CallToolResult:
-        """The document's title and blocks (id, type, inline-markdown text, heading level)."""
-
-        async def action() -> dict[str, Any]:
-            session = await service.session(doc_id, doc_url)
-            blocks = []
-            for top in session.blocks:
-                for block in top.walk():
-                    item: dict[str, Any] = {"id": block.id, "type": block.type, "text": block.text}
-                    if block.type == "heading":
-                        item["level"] = block.props.get("level")
-                    if block.opaque:
-                        item["opaque"] = True
-                    blocks.append(item)
-            return {
-                "id": session.document_id,
-                "title": session.title,
-                "blocks": blocks,
-                "markdown": session.to_markdown(),
-            }
-
-        return await _guarded(action)
-
-    @server.tool(title="Insert a block", annotations=_ADD, structured_output=False)
-    async def insert_block(
-        content: BlockContent,
-        doc_id: str | None = DocId,
-        doc_url: str | None = DocUrl,
-        after_block_id: str | None = Field(
-            default=None, description="Insert after this block; null = at the top."
-        ),
-    ) -> CallToolResult:
-        """Insert one block; returns its new block_id once the server acknowledged and it is saved."""
-
-        async def action() -> dict[str, Any]:
-            session = await service.session(doc_id, doc_url)
-            block_id = await session.insert_block(content.text, content.type, content.level, after_block_id)
-            return await service.persisted(session, {"block_id": block_id})
-
-        return await _guarded(action)
-
-    @server.tool(title="Update a block", annotations=_CHANGE, structured_output=False)
-    async def update_block(
-        block_id: str,
-        text: str = Field(min_length=1, description="The new inline-markdown text; type and level are kept."),
-        doc_id: str | None = DocId,
-        doc_url: str | None = DocUrl,
-    ) -> CallToolResult:
-        """Replace a block's text (minimal edit: people typing in the same block keep their characters)."""
-
-        async def action() -> dict[str, Any]:
-            session = await service.session(doc_id, doc_url)
-            await session.update_block(block_id, text)
-            return await service.persisted(session, {"ok": True})
-
-        return await _guarded(action)
-
-    @server.tool(title="Delete a block", annotations=_CHANGE, structured_output=False)
-    async def delete_block(
-        block_id: str, doc_id: str | None = DocId, doc_url: str | None = DocUrl
-    ) -> CallToolResult:
-        """Delete a block and its nested children."""
-
-        async def action() -> dict[str, Any]:
-            session = await service.session(doc_id, doc_url)
-            await session.delete_block(block_id)
-            return await service.persisted(session, {"ok": True})
-
-        return await _guarded(action)
-
-    @server.tool(title="Document metadata", annotations=_READ, structured_output=False)
-    async def get_document_metadata(
-        doc_id: str | None = DocId, doc_url: str | None = DocUrl
-    ) -> CallToolResult:
-        """Title, dates, link_reach, link_role and abilities."""
-
-        async def action() -> dict[str, Any]:
-            address = service.address(doc_id, doc_url)
-            service.credentials.settle(address.origin)
-            info = await service.rest().retrieve(address.document_id)
-            return info.as_metadata()
-
-        return await _guarded(action)
-
-    @server.tool(title="Create a document", annotations=_ADD, structured_output=False)
-    async def create_document(
-        title: str = Field(min_length=1, description="The new document's title."),
-    ) -> CallToolResult:
-        """Create a document (UUID v4 id); returns its id and link."""
-
-        async def action() -> dict[str, Any]:
-            rest = service.rest()
-            info = await rest.create_document(title)
-            return {"id": info.id, "title": info.title, "url": f"{rest.instance}/docs/{info.id}/"}
-
-        return await _guarded(action)
-
+    server: MCPServer = DocsMCPServer(
+        SERVER_NAME,
+        version="0.2.0",
+        instructions=_INSTRUCTIONS,
+        lifespan=lifespan,
+        log_level=_log_level(),
+    )
+    register_content_tools(server, service)
+    _register_credential_tools(server, service)
+    register_tree_tools(server, service)
     return server
+
+
+_LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+
+
+def _log_level() -> _LogLevel:
+    level = os.environ.get("DOCS_MCP_LOG_LEVEL", "INFO").upper()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        return "INFO"
+    return cast(_LogLevel, level)
+
+
+# Loggers whose DEBUG lines carry HTTP headers (a real Docs answers with Set-Cookie: the session
+# and CSRF cookies): they never go below INFO, whatever DOCS_MCP_LOG_LEVEL says.
+_HEADER_LOGGERS: Final = ("httpcore", "hpack")
 
 
 def main() -> None:
     """Serve over stdio until the client closes stdin (``elynav mcp docs``)."""
-    service = DocsToolService(DocsCredentials.from_env())
-    server = build_docs_server(service)
+    for name in _HEADER_LOGGERS:
+        logging.getLogger(name).setLevel(logging.INFO)
+    try:
+        credentials = DocsCredentials.from_env()
+    except ElynavError as error:  # a malformed DOCS_* variable: say which rule, never the value
+        raise SystemExit(f"elynav mcp docs: {error.code}: {error.message}") from None
+    server = build_docs_server(DocsToolService(credentials))
     anyio.run(server.run_stdio_async)
 
 

@@ -28,10 +28,7 @@ async def test_tools_edit_a_sandbox_document_and_errors_are_json() -> None:
         async with Client(build_docs_server(service), raise_exceptions=True) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
             assert set(tools) == set(TOOL_NAMES)
-            read_only = {name for name, tool in tools.items() if tool.annotations.read_only_hint}
-            destructive = {name for name, tool in tools.items() if tool.annotations.destructive_hint}
-            assert read_only == {"list_documents", "read_document", "get_document_metadata"}
-            assert destructive == {"update_block", "delete_block"}  # insert and create only add
+            # each tool's annotations: test_docs_mcp_parity.py
 
             created = payload(await client.call_tool("create_document", {"title": "From MCP"}))
             doc_id = created["id"]
@@ -57,6 +54,11 @@ async def test_tools_edit_a_sandbox_document_and_errors_are_json() -> None:
                 ("paragraph", "step *one*", None),
             ]
             assert sandbox.store.get_document(doc_id).content is not None  # saved before the tool returned
+            as_markdown = payload(
+                await client.call_tool("read_document", {"doc_id": doc_id, "format": "markdown"})
+            )
+            assert set(as_markdown) == {"id", "title", "markdown"}
+            assert as_markdown["markdown"].strip().split("\n\n") == ["## **Plan**", "step *one*"]
 
             missing = await client.call_tool(
                 "update_block", {"doc_id": doc_id, "block_id": str(uuid.uuid4()), "text": "x"}
