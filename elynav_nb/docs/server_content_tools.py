@@ -15,6 +15,7 @@ reference), an anonymous session saying in ``warning`` that nothing was saved.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -182,10 +183,10 @@ def register_content_tools(server: MCPServer, service: DocsToolService) -> None:
 
         async def action() -> dict[str, Any]:
             session = await service.session(doc_id, doc_url)
-            outcome = await _session_method(session, "replace_section")(heading_id, markdown)
+            change = await _session_method(session, "replace_section")(heading_id, markdown)
             payload: dict[str, Any] = {"ok": True}
-            if isinstance(outcome, list | tuple):
-                payload["block_ids"] = list(outcome)
+            if dataclasses.is_dataclass(change) and not isinstance(change, type):
+                payload.update(dataclasses.asdict(change))  # heading_id, kept, updated, inserted, deleted
             return await service.persisted(session, payload)
 
         return await guarded(action)

@@ -122,15 +122,22 @@ async def exercise_every_tool(calls: Recorder, sandbox: DocsSandbox, wrong: tupl
     ]
     missing = await calls.refused("delete_block", {"doc_id": guide["id"], "block_id": "no-such-block"})
     assert missing["code"] == "BLOCK_NOT_FOUND"
+    scratch = (await calls.ok("insert_block", {"doc_id": guide["id"], "content": {"text": "scratch"}}))[
+        "block_id"
+    ]
+    assert await calls.ok("delete_block", {"doc_id": guide["id"], "block_id": scratch}) == {"ok": True}
     if hasattr(DocsSession, "insert_markdown") and hasattr(DocsSession, "replace_section"):
         added = await calls.ok(
             "insert_markdown",
             {"doc_id": guide["id"], "markdown": "## Next\n\n- one\n- two", "after_block_id": step},
         )
         assert len(added["block_ids"]) == 3
-        await calls.ok(
+        blocks = (await calls.ok("read_document", {"doc_id": guide["id"]}))["blocks"]
+        assert set(added["block_ids"]) <= {block["id"] for block in blocks}
+        replaced = await calls.ok(
             "replace_section", {"doc_id": guide["id"], "heading_id": heading, "markdown": "replaced"}
         )
+        assert replaced["ok"] and replaced.get("heading_id", heading) == heading
         markdown = (await calls.ok("read_document", {"doc_id": guide["id"], "format": "markdown"}))[
             "markdown"
         ]
@@ -146,7 +153,6 @@ async def exercise_every_tool(calls: Recorder, sandbox: DocsSandbox, wrong: tupl
             "markdown"
         ]
         assert "first **step**" in markdown
-    await calls.ok("delete_block", {"doc_id": guide["id"], "block_id": step})
 
     assert await calls.ok("clear_session_credentials", {}) == {"ok": True, "instance": sandbox.url}
     assert (await calls.refused("create_document", {"title": "x"}))["code"] == "AUTH_REQUIRED"
