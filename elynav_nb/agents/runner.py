@@ -325,6 +325,7 @@ class AgentRunner:
         self.last_activity = time.monotonic()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._process: CliProcess | None = None
+        self.command_line: list[str] = []  # the CLI's argv at the last start (no secret: those go in the environment)
         self._decoder = ClaudeStreamDecoder(partial_messages=include_partial_messages)
         self._current_turn: Turn | None = None
         self._pending_controls: dict[str, asyncio.Future[ControlResponse]] = {}
@@ -392,6 +393,7 @@ class AgentRunner:
             extra_arguments=self.extra_arguments,
         )
         argv = build_claude_argv(self.cli.argv, launch)
+        self.command_line = list(argv)
         agent_identity = {"ELYNAV_AGENT_NAME": self.agent_name} if self.agent_name else {}
         environment = build_child_environment(os.environ, {**agent_identity, **self.environment_overrides})
         self._decoder = ClaudeStreamDecoder(partial_messages=self.include_partial_messages)

@@ -397,3 +397,21 @@ async def test_a_cli_that_honours_the_interrupt_late_keeps_its_conversation(tmp_
     await asyncio.wait_for(runner._stopping, timeout=30)
     assert runner.pid == pid and process_alive(pid) and runner.status == "idle"  # the late result kept it
     await runner.stop()
+
+
+@pytest.mark.anyio
+async def test_the_command_line_of_the_last_start_is_shown_and_holds_no_environment_secret(tmp_path):
+    runner = AgentRunner(
+        None,
+        tmp_path,
+        executable=fake_cli_command(),
+        stop_bounds=FAST_STOP,
+        environment={"FAKE_CLI_MODE": "echo", "ANTHROPIC_API_KEY": "sk-secret-1"},
+    )
+    assert runner.command_line == []
+    await runner.start()
+    line = runner.command_line
+    assert line[:2] == fake_cli_command()[:2]
+    assert "stream-json" in line and "--session-id" in line and runner.session_id in line
+    assert not any("sk-secret-1" in part for part in line)
+    await assert_clean_stop(runner)
