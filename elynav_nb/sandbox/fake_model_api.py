@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gzip
 import json
 import logging
@@ -219,11 +220,7 @@ class FakeModelApi:
         )
         answer, reply_index = self._answer(record, path, body, sequence)
         with self._lock:
-            self._requests.append(
-                record
-                if reply_index is None
-                else ModelRequest(**{**record.__dict__, "reply_index": reply_index})
-            )
+            self._requests.append(dataclasses.replace(record, reply_index=reply_index))
         return self._respond(answer)
 
     @staticmethod
