@@ -53,7 +53,7 @@ async def test_a_hundred_concurrent_asks_are_served_in_exact_arrival_order(make_
 async def test_try_ask_refuses_a_busy_employee_and_queues_nothing(make_office):
     office = await make_office([worker("w-a"), worker("w-b")])
     running = office.submit("w-a", SLOW + "long")
-    await asyncio.sleep(0.2)
+    assert await wait_until(lambda: running.turn is not None)
     with pytest.raises(AgentBusy) as caught:
         office.try_ask("w-a", "now?")
     assert caught.value.details == {"agent": "w-a", "caller": USER, "queue_length": 0}
@@ -89,7 +89,7 @@ async def test_cancelling_a_queued_ask_removes_it_without_touching_the_employee(
     office = await make_office([worker("w-a")])
     running = office.submit("w-a", "@standin slow 1\nfirst")
     queued = office.submit("w-a", "second")
-    await asyncio.sleep(0.2)
+    assert await wait_until(lambda: running.turn is not None)
     pid = office.employee("w-a").runner.pid
     assert queued.status == "queued" and office.queue_position(queued) == 1
     queued.cancel()
@@ -104,7 +104,7 @@ async def test_cancelling_a_running_ask_interrupts_it_and_the_conversation_goes_
     office = await make_office([worker("w-a")])
     first = await office.ask("w-a", "one")
     running = office.submit("w-a", SLOW + "two")
-    await asyncio.sleep(0.3)
+    assert await wait_until(lambda: running.turn is not None)
     pid = office.employee("w-a").runner.pid
     assert office.employee("w-a").status == "busy" and office.employee("w-a").caller == USER
     running.cancel()
@@ -120,7 +120,7 @@ async def test_cancelling_a_running_ask_interrupts_it_and_the_conversation_goes_
 async def test_only_the_sender_or_the_user_may_cancel_and_a_refusal_changes_nothing(make_office):
     office = await make_office([worker("w-a"), worker("w-b"), worker("w-c")])
     ask = office.submit("w-b", SLOW + "for a", sender="w-a")
-    await asyncio.sleep(0.2)
+    assert await wait_until(lambda: ask.turn is not None)
     with pytest.raises(NotAllowed) as caught:
         office.cancel(ask.id, by="w-c")
     assert caught.value.code == "NOT_ALLOWED" and caught.value.details["sender"] == "w-a"
@@ -150,7 +150,7 @@ async def test_interrupting_the_cell_that_awaits_an_ask_cancels_it(make_office):
     office = await make_office([worker("w-a")])
     ask = office.submit("w-a", SLOW + "long")
     waiter = asyncio.ensure_future(ask)  # a cell awaiting the ask; the kernel interrupt cancels its task
-    await asyncio.sleep(0.3)
+    assert await wait_until(lambda: ask.turn is not None)
     waiter.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiter
@@ -175,7 +175,7 @@ async def test_stop_ends_every_ask_and_leaves_nothing_running(make_office):
     running = office.submit("w-a", SLOW + "long")
     queued = office.submit("w-a", "waiting")
     other = office.submit("w-b", SLOW + "long too")
-    await asyncio.sleep(0.3)
+    assert await wait_until(lambda: running.turn is not None and other.turn is not None)
     pids = [office.employee(name).runner.pid for name in ("w-a", "w-b")]
     socket_folder = office.socket_server.directory
     await office.stop()
@@ -193,7 +193,7 @@ async def test_stop_ends_every_ask_and_leaves_nothing_running(make_office):
 async def test_an_ask_sent_from_a_turn_never_outlives_that_turns_deadline(make_office):
     office = await make_office([worker("w-a"), worker("w-b")])
     outer = office.submit("w-a", SLOW + "outer", timeout=60)
-    await asyncio.sleep(0.2)
+    assert await wait_until(lambda: outer.turn is not None)
     inner = office.submit("w-b", SLOW + "inner", sender="w-a", timeout=3600)
     assert inner.parent is outer and inner.deadline == outer.deadline
     outer.cancel()
@@ -224,7 +224,7 @@ async def test_an_ask_cancelled_while_its_cli_starts_leaves_no_process_after_sto
 
     office = await make_office([worker("w-a"), worker("w-b")])
     outer = office.submit("w-a", SLOW + "outer")
-    await asyncio.sleep(0.2)
+    assert await wait_until(lambda: outer.turn is not None)
     inner = office.submit("w-b", SLOW + "inner", sender="w-a")  # w-b's CLI starts now
     outer.cancel()  # cascades to inner before its turn was sent
     assert (await inner).outcome == "cancelled" and (await outer).outcome == "cancelled"
@@ -247,10 +247,10 @@ async def test_a_new_office_on_the_workspace_resumes_each_employees_conversation
 
 async def test_a_timeout_cascades_like_a_cancel(make_office):
     office = await make_office([worker("w-a"), worker("w-b"), worker("w-c")])
-    outer = office.submit("w-a", SLOW + "outer", timeout=1.0)
-    await asyncio.sleep(0.2)
+    outer = office.submit("w-a", SLOW + "outer", timeout=3.0)  # room for the CLIs to start on a loaded machine
+    assert await wait_until(lambda: outer.turn is not None or outer.done)
     middle = office.submit("w-b", SLOW + "middle", sender="w-a")
-    await asyncio.sleep(0.2)
+    await wait_until(lambda: middle.turn is not None or middle.done)
     inner = office.submit("w-c", SLOW + "inner", sender="w-b")
     replies = await asyncio.wait_for(asyncio.gather(outer, middle, inner), timeout=15)
     assert [reply.outcome for reply in replies] == ["timeout", "timeout", "timeout"]  # the children share its deadline
@@ -261,7 +261,7 @@ async def test_a_cycle_through_a_queued_ask_is_refused_at_once(make_office):
     office = await make_office([worker("w-a"), worker("w-b"), worker("w-c")])
     b_busy = office.submit("w-b", SLOW + "b works for the user")
     a_busy = office.submit("w-a", SLOW + "a works for the user")
-    await asyncio.sleep(0.2)
+    assert await wait_until(lambda: b_busy.turn is not None and a_busy.turn is not None)
     queued = office.submit("w-b", "a asks b", sender="w-a")  # queued behind b's own work
     assert queued.status == "queued"
     c_busy = office.submit("w-c", SLOW + "c works for b", sender="w-b")  # b's turn now waits on c

@@ -74,8 +74,7 @@ async def test_a_refused_click_says_why_and_the_history_button_shows_every_ask(m
     assert "2 asks" in table and "first" in table and "second" in table and "w-a" in table
     renders = board.render_count
     await office.ask("w-a", "while open")
-    await asyncio.sleep(0.3)
-    assert board.render_count > renders
+    assert await wait_until(lambda: board.render_count > renders)
     board.close()
     renders = board.render_count
     await office.ask("w-a", "after close")
