@@ -8,7 +8,8 @@ codec ``frames``, inline markdown ``inline_markdown``, the BlockNote tree in a `
 over HTTP). The document tree and lifecycle (list, search, children, descendants, create, rename,
 move, duplicate, trash, restore, favourites) are ``DocsRestClient(...).tree`` (``rest_tree``), with
 the typed records of ``tree`` (``DocumentNode``, ``DocumentList``, ``DocumentTree``,
-``DocumentChange``). The MCP server is ``elynav_nb.docs.server`` (``elynav mcp docs``).
+``DocumentChange``). Whole markdown: ``DocsSession.insert_markdown`` and ``replace_section`` (which
+answers a ``SectionChange``), over ``markdown_blocks.parse_markdown``. The MCP server is ``elynav_nb.docs.server`` (``elynav mcp docs``).
 """
 
 from elynav_nb.docs.addressing import DocAddress, is_uuid_v4, normalize_instance_origin, parse_docs_url
@@ -29,8 +30,10 @@ from elynav_nb.docs.connection import REMOTE_ORIGIN, DocsConnection
 from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
 from elynav_nb.docs.frames import Message, decode_message, encode_message
 from elynav_nb.docs.inline_markdown import InlineRun, normalize, parse_inline, render_inline
+from elynav_nb.docs.markdown_blocks import BlockSpec, parse_markdown
 from elynav_nb.docs.rest import DocsRestClient, DocumentInfo
 from elynav_nb.docs.rest_tree import DocsTreeClient
+from elynav_nb.docs.section_diff import SectionChange
 from elynav_nb.docs.session import DocsSession, DocsSessionPool, RemoteChange, SaveResult
 from elynav_nb.docs.tree import MOVE_POSITIONS, DocumentChange, DocumentList, DocumentNode, DocumentTree
 
@@ -41,6 +44,7 @@ __all__ = [
     "REMOTE_ORIGIN",
     "WRITABLE_BLOCK_TYPES",
     "Block",
+    "BlockSpec",
     "DocAddress",
     "DocsConnection",
     "DocsCredentials",
@@ -57,6 +61,7 @@ __all__ = [
     "Message",
     "RemoteChange",
     "SaveResult",
+    "SectionChange",
     "blocks_to_markdown",
     "check_anonymous_access",
     "decode_message",
@@ -70,6 +75,7 @@ __all__ = [
     "normalize_instance_origin",
     "parse_docs_url",
     "parse_inline",
+    "parse_markdown",
     "read_blocks",
     "render_inline",
     "update_block_text",

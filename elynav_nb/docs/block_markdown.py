@@ -1,17 +1,24 @@
-"""A whole BlockNote document as markdown: headings, lists, quotes, code fences, nested items indented.
+"""A whole BlockNote document as markdown: headings, lists, quotes, code fences, images, tables,
+nested blocks indented.
 
 Where it sits: the last step of the read path (``block_reader`` gives ``Block`` records whose
-``text`` is already inline markdown; this module lays the blocks out as lines). Pure: no I/O, no
-pycrdt. ``blocknote.blocks_to_markdown`` is this module's function.
+``text`` is already inline markdown, a table's the pipe table; this module lays the blocks out as
+lines). Pure: no I/O, no pycrdt. ``blocknote.blocks_to_markdown`` is this module's function.
+
+What it writes is the dialect ``markdown_blocks`` reads (whole-markdown writing), so writing the
+markdown back gives the same blocks: children indented two spaces under their block, line breaks
+as a backslash at the end of the line, a text that would read as a new block escaped
+(``markdown_syntax.escape_block_start``), a numbered list's ``start``, quotes with ``>`` on every line.
+Empty paragraphs have no markdown (as in BlockNote's own export).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Final
 
 from elynav_nb.docs.block_schema import Block
+from elynav_nb.docs.markdown_syntax import escape_block_start, render_image, with_hard_breaks
 
 __all__ = ["blocks_to_markdown"]
 
@@ -24,30 +31,43 @@ def blocks_to_markdown(blocks: Sequence[Block]) -> str:
 
 
 _LIST_TYPES: Final = ("bulletListItem", "numberedListItem", "checkListItem", "toggleListItem")
-_BLOCK_START_PATTERN: Final = re.compile(r"^(#{1,6}\s|>|[-+*]\s|\d+[.)]\s|```|~~~)")
+
+
+def _ends_in_list_item(block: Block) -> bool:
+    """Whether the last line written for this block (its last descendant's) is a list item's."""
+    while block.children:
+        block = block.children[-1]
+    return block.type in _LIST_TYPES
 
 
 def _append_markdown(blocks: Sequence[Block], depth: int, lines: list[str]) -> None:
     indent = "  " * depth
     number = 0
     previous_type = ""
+    previous_ends_in_item = False
     for block in blocks:
-        number = number + 1 if block.type == "numberedListItem" and previous_type == "numberedListItem" else 1
-        if block.type in _LIST_TYPES and previous_type in _LIST_TYPES and lines and lines[-1] == "":
-            lines.pop()  # keep a list tight
-        text = block.text.replace("\n", "\\\n" + indent)
+        if block.type == "numberedListItem" and previous_type == "numberedListItem":
+            number += 1
+        else:
+            start = block.props.get("start")
+            number = start if isinstance(start, int) and not isinstance(start, bool) and start >= 0 else 1
+        if block.type in _LIST_TYPES and previous_ends_in_item:
+            while lines and lines[-1] == "":
+                lines.pop()  # keep a list tight (after a paragraph, an empty item would continue it)
+        text = with_hard_breaks(block.text, indent)
         if block.type == "heading":
             level = block.props.get("level", 1)
             lines.append(f"{indent}{'#' * int(level)} {text}")
         elif block.type == "bulletListItem" or block.type == "toggleListItem":
-            lines.append(f"{indent}* {text}")
+            lines.append(f"{indent}* {escape_block_start(text, bullet=True)}".rstrip(" "))
         elif block.type == "numberedListItem":
-            lines.append(f"{indent}{number}. {text}")
+            lines.append(f"{indent}{number}. {escape_block_start(text)}".rstrip(" "))
         elif block.type == "checkListItem":
             mark = "x" if block.props.get("checked") else " "
-            lines.append(f"{indent}* [{mark}] {text}")
+            lines.append(f"{indent}* [{mark}] {text}".rstrip(" "))
         elif block.type == "quote":
-            lines.append(f"{indent}> {text}")
+            quoted = with_hard_breaks(block.text, indent + "> ")
+            lines.append(f"{indent}> {escape_block_start(quoted)}".rstrip(" "))
         elif block.type == "codeBlock":
             language = str(block.props.get("language") or "")
             fence = "```"
@@ -58,15 +78,26 @@ def _append_markdown(blocks: Sequence[Block], depth: int, lines: list[str]) -> N
             lines.append(f"{indent}{fence}")
         elif block.type == "divider":
             lines.append(f"{indent}***")
+        elif block.type == "image" and block.props.get("url"):
+            props = block.props
+            image = render_image(
+                str(props.get("name") or ""), str(props["url"]), str(props.get("caption") or "")
+            )
+            lines.append(f"{indent}{image}")
+        elif block.type == "table" and block.text:
+            lines.extend(f"{indent}{line}" for line in block.text.split("\n"))
         elif block.type == "paragraph":
-            if _BLOCK_START_PATTERN.match(text):
-                text = "\\" + text
-            lines.append(f"{indent}{text}")
+            if text:
+                lines.append(f"{indent}{escape_block_start(text)}")
         else:
             lines.append(f"{indent}{text}" if text else f"{indent}<!-- {block.type} -->")
         if block.children:
+            if block.type not in _LIST_TYPES or block.children[0].type not in _LIST_TYPES:
+                lines.append("")  # else the first child line could continue this block's text
             child_lines: list[str] = []
             _append_markdown(block.children, depth + 1, child_lines)
             lines.extend(child_lines)
-        lines.append("")
+        if lines and lines[-1] != "":
+            lines.append("")
         previous_type = block.type
+        previous_ends_in_item = _ends_in_list_item(block)

@@ -6,8 +6,9 @@ this module's ``read_blocks``. No I/O.
 How data flows: ``read_blocks(doc)`` opens one transaction, finds the first root ``blockGroup``
 and walks it: each ``blockContainer`` becomes a ``Block`` (props = BlockNote's defaults overlaid
 with the stored attributes, numbers cast back to ``int``, 0.22 colours read from the container;
-text = inline markdown of the ``XmlText`` runs via ``inline_pieces``); layout nodes (columns) and
-blocks we do not model come back ``opaque``.
+text = inline markdown of the ``XmlText`` runs via ``inline_pieces``; a table's text is its pipe
+table, ``markdown_syntax.render_table``); layout nodes (columns) and blocks we do not model come
+back ``opaque``.
 
 Two things make it fast:
 
@@ -58,6 +59,7 @@ from elynav_nb.docs.inline_pieces import (
     MarkedPiece,
     render_pieces,
 )
+from elynav_nb.docs.markdown_syntax import ALIGNMENTS, render_table
 
 __all__ = ["read_blocks"]
 
@@ -310,6 +312,8 @@ class _Walker:
     def read_content(self, content: Any, block_type: str) -> tuple[str, bool]:
         """(text, opaque) of a block-content element."""
         tree = self.tree
+        if block_type == "table":
+            return self.read_table(content), True
         if block_type == "codeBlock":
             characters: list[str] = []
             opaque = False
@@ -364,6 +368,51 @@ class _Walker:
         for child in self.tree.children(element):
             if self.tree.is_text(child):
                 self.append_text_pieces(child, pieces)
+
+    def read_table(self, table: Any) -> str:
+        """A table as a pipe table (``markdown_syntax.render_table``): cells as inline markdown, the
+        first row a header row when all its cells are ``tableHeader``, a column's alignment when all
+        its cells share it. What a pipe table cannot show (spans, widths, colours, breaks) is left out."""
+        tree = self.tree
+        rows: list[list[str]] = []
+        alignments: list[set[str]] = []
+        header = False
+        for row_number, row in enumerate(tree.children(table)):
+            if tree.element_tag(row) != "tableRow":
+                continue
+            cells: list[str] = []
+            all_headers = True
+            for cell in tree.children(row):
+                tag = tree.element_tag(cell)
+                if tag != "tableCell" and tag != "tableHeader":
+                    continue
+                all_headers = all_headers and tag == "tableHeader"
+                attributes = _plain_attributes(tree.attributes(cell))
+                if len(alignments) <= len(cells):
+                    alignments.append(set())
+                alignments[len(cells)].add(str(attributes.get("textAlignment") or "left"))
+                pieces: list[MarkedPiece] = []
+                for paragraph in tree.children(cell):
+                    if pieces:
+                        pieces.append((" ", 0, None))
+                    for child in tree.children(paragraph):
+                        if tree.is_text(child):
+                            self.append_text_pieces(child, pieces)
+                        elif tree.element_tag(child) == HARD_BREAK:
+                            pieces.append((" ", 0, None))
+                        elif (child_tag := tree.element_tag(child)) is not None:
+                            self.append_inline_node_pieces(child, child_tag, pieces)
+                cells.append(render_pieces(pieces))
+            if row_number == 0:
+                header = all_headers and bool(cells)
+            rows.append(cells)
+        columns = [
+            next(iter(found)) if len(found) == 1 and next(iter(found)) in ALIGNMENTS else "left"
+            for found in alignments
+        ]
+        if not columns:
+            return ""
+        return render_table(rows, columns, header=header)
 
     def read_layout_node(self, element: Any, tag: str) -> _Record:
         """columnList and other Docs layout nodes: one opaque block holding the blocks inside."""

@@ -9,9 +9,10 @@ How data flows::
     DocsSession.open(link_or_id, credentials)
         parse the link -> settle the instance -> REST retrieve (rights; anonymous: public+editor only)
         -> REST load content -> hydrate a fresh pycrdt.Doc -> WebSocket handshake (DocsConnection)
-    await doc.insert_block(...) / update_block / delete_block
+    await doc.insert_block(...) / update_block / delete_block / insert_markdown / replace_section
         validate -> one pycrdt transaction -> Sync/Update -> wait for the server's ack -> return
         -> a debounced REST save of the full state ({"content", "websocket": true})
+        (whole markdown: ``block_builder`` and ``section_diff`` over ``markdown_blocks``)
     doc.blocks / doc.to_markdown() / doc.to_frame() / doc.watch()   (reads of the live Doc)
     doc.add_change_listener(f)   f() after a remote edit, an acked write, a save, closing (live views)
     await doc.close()   flush, final save, close the socket
@@ -42,13 +43,14 @@ from pycrdt import Doc
 
 from elynav_nb._display import rich_bundle
 from elynav_nb._sync import private_loop, run_sync
-from elynav_nb.docs import blocknote
+from elynav_nb.docs import block_builder, blocknote, section_diff
 from elynav_nb.docs.addressing import DocAddress, parse_docs_url
 from elynav_nb.docs.blocknote import Block
 from elynav_nb.docs.connection import REMOTE_ORIGIN, DocsConnection
 from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
 from elynav_nb.docs.inline_html import inline_markdown_to_html
 from elynav_nb.docs.rest import DocsRestClient, DocumentInfo
+from elynav_nb.docs.section_diff import SectionChange
 from elynav_nb.errors import DocReadonly, ElynavError, InvalidInput, NotAllowed, ServiceError
 
 if TYPE_CHECKING:
@@ -448,6 +450,16 @@ class DocsSession:
     async def delete_block(self, block_id: str) -> None:
         await self._write(lambda: blocknote.delete_block(self.ydoc, block_id))
 
+    async def insert_markdown(self, markdown: str, after: str | None = None) -> list[str]:
+        """Insert block-level markdown (headings, lists, quotes, code, images, tables...) as blocks, after
+        ``after`` (else at the top), in one acknowledged transaction; returns the new ids, depth first."""
+        return await self._write(lambda: block_builder.insert_markdown(self.ydoc, markdown, after))
+
+    async def replace_section(self, heading_id: str, markdown: str) -> SectionChange:
+        """Make what follows a heading (up to the next heading of its level or higher) read as
+        ``markdown``, by the smallest change: unchanged blocks keep their ids and everything on them."""
+        return await self._write(lambda: section_diff.replace_section(self.ydoc, heading_id, markdown))
+
     # --- saving --------------------------------------------------------------------------------
 
     def _schedule_save(self) -> None:
@@ -570,6 +582,14 @@ class DocsSession:
     def delete_block_sync(self, block_id: str) -> None:
         """Blocking ``delete_block()``."""
         self._blocking(lambda: self.delete_block(block_id))
+
+    def insert_markdown_sync(self, markdown: str, after: str | None = None) -> list[str]:
+        """Blocking ``insert_markdown()``."""
+        return self._blocking(lambda: self.insert_markdown(markdown, after))
+
+    def replace_section_sync(self, heading_id: str, markdown: str) -> SectionChange:
+        """Blocking ``replace_section()``."""
+        return self._blocking(lambda: self.replace_section(heading_id, markdown))
 
     def save_sync(self) -> SaveResult:
         """Blocking ``save()``."""
