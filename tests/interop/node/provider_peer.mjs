@@ -2,7 +2,8 @@
 // JSON-line commands on stdin, one JSON-line answer per command on stdout.
 //
 // Commands ({"op": ...}):
-//   connect {url, room, origin, cookie, user}      -> {ok, scope}   (waits for "synced")
+//   connect {url, room, origin, cookie, user}      -> {ok, scope}   (waits for "synced"; leaves any
+//                                                     previous room)
 //   xml {}                                          -> {ok, xml}     the document-store fragment as XML
 //   wait_for {contains, timeout_ms}                 -> {ok, xml} or {ok: false, xml} on timeout
 //   blocks {}                                       -> {ok, blocks, markdown}  (@blocknote/server-util)
@@ -12,6 +13,9 @@
 //   wait_synced {timeout_ms}                        -> {ok, unsynced}
 //   awareness {}                                    -> {ok, states: [state...]} of other clients
 //   bench_inserts {count}                           -> {ok, latencies_ms: [...]}  acked-insert latency
+//   bench_markdown {markdown}                       -> {ok, parse_ms, write_ms, total_ms, blocks}  BlockNote
+//                                                     parses the markdown (tryParseMarkdownToBlocks), writes
+//                                                     the blocks into the live fragment, waits for the ack
 //   quit {}                                         -> {ok}, then exit
 // Custom headers (Origin, Cookie) need a ws subclass given to a HocuspocusProviderWebsocket we build
 // ourselves, and an explicit websocketProvider needs provider.attach() (design note §8.2 traps).
@@ -58,6 +62,8 @@ function findContainer(node, blockId) {
 }
 
 async function connect(command) {
+  if (provider) provider.destroy(); // a new room replaces the previous one
+  scope = null;
   ydoc = new Y.Doc();
   const websocketProvider = new HocuspocusProviderWebsocket({
     url: `${command.url}?room=${command.room}`,
@@ -130,6 +136,34 @@ async function benchInserts(command) {
   return { ok: true, latencies_ms: latencies };
 }
 
+async function benchMarkdown(command) {
+  const blockNote = await blockNoteEditor();
+  const started = process.hrtime.bigint();
+  const blocks = await blockNote.tryParseMarkdownToBlocks(command.markdown);
+  const parsed = process.hrtime.bigint();
+  const acked = new Promise((resolve) => {
+    const listener = ({ number }) => {
+      if (number === 0) {
+        provider.off("unsyncedChanges", listener);
+        resolve();
+      }
+    };
+    provider.on("unsyncedChanges", listener);
+  });
+  blockNote.blocksToYXmlFragment(blocks, fragment());
+  const written = process.hrtime.bigint();
+  await acked;
+  const done = process.hrtime.bigint();
+  const ms = (from, to) => Number(to - from) / 1e6;
+  return {
+    ok: true,
+    parse_ms: ms(started, parsed),
+    write_ms: ms(parsed, written),
+    total_ms: ms(started, done),
+    blocks: blocks.length,
+  };
+}
+
 async function handle(command) {
   switch (command.op) {
     case "connect":
@@ -174,6 +208,8 @@ async function handle(command) {
     }
     case "bench_inserts":
       return benchInserts(command);
+    case "bench_markdown":
+      return benchMarkdown(command);
     case "quit":
       if (provider) provider.destroy();
       reply({ ok: true });
