@@ -487,8 +487,15 @@ class DocsTreeClient:
         """Take a document out of the trash (owners only; it stays hidden while an ancestor is
         itself in the trash, and comes back with it)."""
         document_id, node = self._resolve(document)
-        if node is not None:
+        # Docs grants `restore` to owners of a trashed document only, so a node read before it went to
+        # the trash says false: such a node is checked for the owner role alone, Docs answers the rest.
+        if node is not None and node.deleted_at is not None:
             require_ability(node, "restore", "restore this document")
+        elif node is not None and node.abilities and node.user_role != "owner":
+            raise NotAllowed(
+                "only an owner may restore a document from the trash",
+                details={"document_id": node.id, "user_role": node.user_role},
+            )
         data = await self._json("POST", f"{DOCUMENTS}/{document_id}/restore/", "restore this document")
         message = data.get("detail") if isinstance(data, dict) else None
         return DocumentChange("restored", document_id, message=message)

@@ -192,6 +192,18 @@ async def test_trash_restore_and_a_child_of_a_trashed_parent(sandbox: DocsSandbo
             await tree.restore(parent.id)  # not in the trash
 
 
+async def test_a_node_read_before_the_trash_can_be_restored_by_its_owner(sandbox: DocsSandbox) -> None:
+    # Docs grants `restore` only once a document is in the trash: the node kept from before says false,
+    # which must not refuse the owner's restore.
+    async with client_for(sandbox) as rest:
+        tree = rest.tree
+        page = await tree.create("Page")
+        assert not page.can("restore")
+        await tree.delete(page)
+        change = await tree.restore(page)
+        assert change.action == "restored" and not (await tree.retrieve(page.id)).is_deleted
+
+
 async def test_duplicate_and_favourites(sandbox: DocsSandbox) -> None:
     async with client_for(sandbox) as rest:
         tree = rest.tree
