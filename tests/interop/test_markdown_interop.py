@@ -192,6 +192,7 @@ SAME = [
     "---\n\n* * *",
     "![alt](https://e.org/a.png)",
     "| | |\n|---|---|\n| 1 | 2 |",
+    "| a | **b** |\n|---|---|\n| 1 | `2` |\n| ragged |",
     "- item\n\n  para in item",
     "Setext\n===\n\nSub\n---",
     "a\\* b \\# c",
