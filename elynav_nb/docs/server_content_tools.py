@@ -25,7 +25,6 @@ from pydantic import BaseModel, Field
 from elynav_nb.docs.server_common import ADDITIVE, DOC_ID, DOC_URL, OVERWRITE, READ_ONLY, guarded
 from elynav_nb.docs.server_service import DocsToolService
 from elynav_nb.docs.session import DocsSession
-from elynav_nb.errors import ServiceError
 
 __all__ = ["BlockContent", "register_content_tools"]
 
@@ -51,17 +50,6 @@ def _block_items(session: DocsSession) -> list[dict[str, Any]]:
                 item["opaque"] = True
             items.append(item)
     return items
-
-
-def _session_method(session: DocsSession, name: str) -> Any:
-    """``DocsSession.<name>``, or a clear error on a build where it does not exist yet."""
-    method = getattr(session, name, None)
-    if method is None:
-        raise ServiceError(
-            f"{name} is not available in this elynav_nb build (DocsSession.{name} is missing)",
-            details={"reason": "NOT_IMPLEMENTED"},
-        )
-    return method
 
 
 def register_content_tools(server: MCPServer, service: DocsToolService) -> None:
@@ -166,7 +154,7 @@ def register_content_tools(server: MCPServer, service: DocsToolService) -> None:
 
         async def action() -> dict[str, Any]:
             session = await service.session(doc_id, doc_url)
-            block_ids = await _session_method(session, "insert_markdown")(markdown, after=after_block_id)
+            block_ids = await session.insert_markdown(markdown, after=after_block_id)
             return await service.persisted(session, {"block_ids": list(block_ids)})
 
         return await guarded(action)
@@ -183,10 +171,11 @@ def register_content_tools(server: MCPServer, service: DocsToolService) -> None:
 
         async def action() -> dict[str, Any]:
             session = await service.session(doc_id, doc_url)
-            change = await _session_method(session, "replace_section")(heading_id, markdown)
-            payload: dict[str, Any] = {"ok": True}
-            if dataclasses.is_dataclass(change) and not isinstance(change, type):
-                payload.update(dataclasses.asdict(change))  # heading_id, kept, updated, inserted, deleted
+            change = await session.replace_section(heading_id, markdown)
+            payload: dict[str, Any] = {
+                "ok": True,
+                **dataclasses.asdict(change),
+            }  # kept, updated, inserted, deleted
             return await service.persisted(session, payload)
 
         return await guarded(action)

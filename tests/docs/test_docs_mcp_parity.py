@@ -15,9 +15,8 @@ from mcp.types import Tool
 from elynav_nb.docs.credentials import DocsCredentials
 from elynav_nb.docs.server import ELYNAV_TOOL_NAMES, REFERENCE_TOOL_NAMES, TOOL_NAMES, build_docs_server
 from elynav_nb.docs.server_common import guarded
-from elynav_nb.docs.server_content_tools import _session_method
 from elynav_nb.docs.server_service import DocsToolService
-from elynav_nb.errors import ElynavError, ServiceError, error_for_code
+from elynav_nb.errors import ElynavError, error_for_code
 
 pytestmark = pytest.mark.anyio
 
@@ -177,14 +176,3 @@ async def test_an_untyped_failure_is_internal_error_and_its_text_stays_out(
     logged = caplog.text
     assert "RuntimeError" in logged and "in broken" in logged  # the stack is kept for the maintainer
     assert session_id not in logged
-
-
-def test_a_session_method_missing_from_the_build_is_a_clear_error() -> None:
-    class OlderSession:
-        async def insert_block(self) -> str:
-            return "id"
-
-    with pytest.raises(ServiceError) as caught:
-        _session_method(OlderSession(), "insert_markdown")  # type: ignore[arg-type]
-    assert caught.value.details == {"reason": "NOT_IMPLEMENTED"}
-    assert "insert_markdown" in caught.value.message

@@ -14,7 +14,6 @@ import pytest
 from mcp import Client, StdioServerParameters, stdio_client
 
 from elynav_nb.docs.server import TOOL_NAMES
-from elynav_nb.docs.session import DocsSession
 from elynav_nb.sandbox.docs_server import DocsSandbox
 
 pytestmark = pytest.mark.anyio
@@ -126,33 +125,20 @@ async def exercise_every_tool(calls: Recorder, sandbox: DocsSandbox, wrong: tupl
         "block_id"
     ]
     assert await calls.ok("delete_block", {"doc_id": guide["id"], "block_id": scratch}) == {"ok": True}
-    if hasattr(DocsSession, "insert_markdown") and hasattr(DocsSession, "replace_section"):
-        added = await calls.ok(
-            "insert_markdown",
-            {"doc_id": guide["id"], "markdown": "## Next\n\n- one\n- two", "after_block_id": step},
-        )
-        assert len(added["block_ids"]) == 3
-        blocks = (await calls.ok("read_document", {"doc_id": guide["id"]}))["blocks"]
-        assert set(added["block_ids"]) <= {block["id"] for block in blocks}
-        replaced = await calls.ok(
-            "replace_section", {"doc_id": guide["id"], "heading_id": heading, "markdown": "replaced"}
-        )
-        assert replaced["ok"] and replaced.get("heading_id", heading) == heading
-        markdown = (await calls.ok("read_document", {"doc_id": guide["id"], "format": "markdown"}))[
-            "markdown"
-        ]
-        assert "replaced" in markdown and "first **step**" not in markdown
-    else:  # not on this build yet: a clear error, not a crash
-        for tool, arguments in [
-            ("insert_markdown", {"doc_id": guide["id"], "markdown": "## Next"}),
-            ("replace_section", {"doc_id": guide["id"], "heading_id": heading, "markdown": "x"}),
-        ]:
-            unavailable = await calls.refused(tool, arguments)
-            assert (unavailable["code"], unavailable["reason"]) == ("SERVICE_ERROR", "NOT_IMPLEMENTED")
-        markdown = (await calls.ok("read_document", {"doc_id": guide["id"], "format": "markdown"}))[
-            "markdown"
-        ]
-        assert "first **step**" in markdown
+    added = await calls.ok(
+        "insert_markdown",
+        {"doc_id": guide["id"], "markdown": "## Next\n\n- one\n- two", "after_block_id": step},
+    )
+    assert len(added["block_ids"]) == 3
+    blocks = (await calls.ok("read_document", {"doc_id": guide["id"]}))["blocks"]
+    assert set(added["block_ids"]) <= {block["id"] for block in blocks}
+    replaced = await calls.ok(
+        "replace_section", {"doc_id": guide["id"], "heading_id": heading, "markdown": "replaced"}
+    )
+    assert replaced["ok"] and replaced["heading_id"] == heading
+    assert replaced["updated"] == [step] and sorted(replaced["deleted"]) == sorted(added["block_ids"])
+    markdown = (await calls.ok("read_document", {"doc_id": guide["id"], "format": "markdown"}))["markdown"]
+    assert "replaced" in markdown and "first **step**" not in markdown
 
     assert await calls.ok("clear_session_credentials", {}) == {"ok": True, "instance": sandbox.url}
     assert (await calls.refused("create_document", {"title": "x"}))["code"] == "AUTH_REQUIRED"
