@@ -23,22 +23,26 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pycrdt import Doc, XmlElement, XmlFragment
+from pycrdt import Doc
 
 from elynav_nb.docs.block_ids import new_block_id
-from elynav_nb.docs.block_schema import DEFAULT_PROPS, DOCUMENT_FRAGMENT, HARD_BREAK
-from elynav_nb.docs.blocknote import MAX_BLOCK_TEXT_BYTES
+from elynav_nb.docs.block_schema import DEFAULT_PROPS, HARD_BREAK
+from elynav_nb.docs.blocknote import (
+    MAX_BLOCK_TEXT_BYTES,
+    locate_block,
+    mark_attributes,
+    root_for_writing,
+    root_group,
+)
 from elynav_nb.docs.inline_markdown import InlineRun, parse_inline
 from elynav_nb.docs.markdown_blocks import BlockSpec, parse_markdown
 from elynav_nb.docs.yxml_writer import NodeWriter, writer_for
-from elynav_nb.errors import BlockNotFound, InvalidInput, ProtocolError
+from elynav_nb.errors import BlockNotFound, InvalidInput
 
 __all__ = [
     "PreparedBlock",
     "insert_markdown",
-    "locate_block",
     "prepare_blocks",
-    "root_group",
     "write_blocks",
 ]
 
@@ -151,27 +155,11 @@ def _join_lines(runs: Sequence[InlineRun]) -> Line:
 # =============================================================================================
 
 
-def _mark_attributes(run: InlineRun) -> dict[str, Any]:
-    """BlockNote's marks for a run: ``{}`` for each style, ``{"href"}`` for a link (design note §4.4)."""
-    attributes: dict[str, Any] = {}
-    if run.bold:
-        attributes["bold"] = {}
-    if run.italic:
-        attributes["italic"] = {}
-    if run.strike:
-        attributes["strike"] = {}
-    if run.code:
-        attributes["code"] = {}
-    if run.link is not None:
-        attributes["link"] = {"href": run.link}
-    return attributes
-
-
 def _write_line(writer: NodeWriter, parent: Any, index: int, line: Line) -> None:
     text_node = writer.text(parent, index)
     offset = 0
     for run in line:
-        writer.insert_text(text_node, offset, run.text, _mark_attributes(run))
+        writer.insert_text(text_node, offset, run.text, mark_attributes(run))
         offset += len(run.text.encode("utf-8"))  # pycrdt offsets are UTF-8 bytes
 
 
@@ -215,51 +203,6 @@ def write_blocks(writer: NodeWriter, group: Any, index: int, blocks: Sequence[Pr
 
 
 # =============================================================================================
-# Finding where to write
-# =============================================================================================
-
-
-def root_group(doc: Doc[Any]) -> XmlElement | None:
-    """The root ``blockGroup`` (the first one: the only one BlockNote shows), None if there is none."""
-    fragment: XmlFragment = doc.get(DOCUMENT_FRAGMENT, type=XmlFragment)
-    for child in fragment.children:
-        if isinstance(child, XmlElement) and child.tag == "blockGroup":
-            return child
-    return None
-
-
-def _root_for_writing(doc: Doc[Any], writer: NodeWriter) -> Any:
-    group = root_group(doc)
-    if group is not None:
-        return writer.node(group)
-    fragment: XmlFragment = doc.get(DOCUMENT_FRAGMENT, type=XmlFragment)
-    if len(fragment.children) > 0:
-        raise ProtocolError("the document-store fragment has content but no root blockGroup")
-    return writer.element(writer.fragment(doc, DOCUMENT_FRAGMENT), 0, "blockGroup", {})
-
-
-def locate_block(root: XmlElement, block_id: str) -> tuple[XmlElement, int, XmlElement]:
-    """(group, index in it, blockContainer) of the block with this id; ``BlockNotFound`` otherwise."""
-    pending: list[XmlElement] = [root]
-    while pending:
-        group = pending.pop()
-        for index, child in enumerate(group.children):
-            if not isinstance(child, XmlElement):
-                continue
-            if child.tag == "blockContainer":
-                if child.attributes.get("id") == block_id:
-                    return group, index, child
-                pending.extend(
-                    grandchild
-                    for grandchild in child.children
-                    if isinstance(grandchild, XmlElement) and grandchild.tag == "blockGroup"
-                )
-            else:  # layout nodes (columnList/column) hold groups of blocks
-                pending.append(child)
-    raise BlockNotFound(f"no block with id {block_id!r} in this document", details={"block_id": block_id})
-
-
-# =============================================================================================
 # Public writer
 # =============================================================================================
 
@@ -280,7 +223,7 @@ def insert_markdown(
     with doc.transaction(origin=origin) as transaction:
         writer = writer_for(transaction)
         if after is None:
-            group = _root_for_writing(doc, writer)
+            group = root_for_writing(doc, writer)
             index = 0
         else:
             root = root_group(doc)

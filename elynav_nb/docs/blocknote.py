@@ -36,7 +36,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from pycrdt import Doc, XmlElement, XmlFragment, XmlText
 
@@ -61,12 +61,17 @@ __all__ = [
     "MAX_BLOCK_TEXT_BYTES",
     "WRITABLE_BLOCK_TYPES",
     "Block",
+    "BlockLocation",
     "blocks_to_markdown",
     "delete_block",
     "document_fragment",
     "find_block",
     "insert_block",
+    "locate_block",
+    "mark_attributes",
     "read_blocks",
+    "root_for_writing",
+    "root_group",
     "update_block_text",
 ]
 
@@ -125,14 +130,21 @@ def find_block(blocks: Sequence[Block], block_id: str) -> Block:
 # =============================================================================================
 
 
-@dataclass
-class _Location:
+class BlockLocation(NamedTuple):
+    """Where a block sits: its group, its position in that group, and its ``blockContainer``."""
+
     group: XmlElement
-    index: int
+    position: int
     container: XmlElement
 
 
-def _locate(root: XmlElement, block_id: str) -> _Location:
+def root_group(doc: Doc[Any]) -> XmlElement | None:
+    """The root ``blockGroup`` (the first one: the only one BlockNote shows), None if there is none."""
+    return _root_group(document_fragment(doc))
+
+
+def locate_block(root: XmlElement, block_id: str) -> BlockLocation:
+    """The location of the block with this id under ``root`` (layout nodes included); ``BlockNotFound``."""
     pending: list[XmlElement] = [root]
     while pending:
         group = pending.pop()
@@ -141,7 +153,7 @@ def _locate(root: XmlElement, block_id: str) -> _Location:
                 continue
             if child.tag == "blockContainer":
                 if child.attributes.get("id") == block_id:
-                    return _Location(group=group, index=index, container=child)
+                    return BlockLocation(group=group, position=index, container=child)
                 for grandchild in child.children:
                     if _is_element(grandchild, "blockGroup"):
                         assert isinstance(grandchild, XmlElement)
@@ -160,7 +172,7 @@ def _content_element(container: XmlElement) -> XmlElement:
     )
 
 
-def _root_for_writing(doc: Doc[Any], writer: NodeWriter) -> Any:
+def root_for_writing(doc: Doc[Any], writer: NodeWriter) -> Any:
     """The writer's handle on the root ``blockGroup``, created only in an empty fragment."""
     fragment_handle = writer.fragment(doc, DOCUMENT_FRAGMENT)
     first = writer.first_element(fragment_handle)
@@ -227,7 +239,8 @@ def _new_props(block_type: str, level: int | None, checked: bool, language: str 
 # =============================================================================================
 
 
-def _mark_attributes(run: InlineRun) -> dict[str, Any]:
+def mark_attributes(run: InlineRun) -> dict[str, Any]:
+    """BlockNote's marks for a run: ``{}`` for each style, ``{"href"}`` for a link (design note §4.4)."""
     attributes: dict[str, Any] = {}
     if run.bold:
         attributes["bold"] = {}
@@ -272,7 +285,7 @@ def _insert_runs(
 ) -> int:
     """Insert runs at a byte offset, each with its explicit marks; return the offset after them."""
     for run in runs:
-        writer.insert_text(text_node, utf8_offset, run.text, {**inherited, **_mark_attributes(run)})
+        writer.insert_text(text_node, utf8_offset, run.text, {**inherited, **mark_attributes(run)})
         utf8_offset += len(run.text.encode("utf-8"))
     return utf8_offset
 
@@ -307,17 +320,17 @@ def insert_block(
     with doc.transaction(origin=origin) as transaction:
         writer = writer_for(transaction)
         if after is None:
-            group = _root_for_writing(doc, writer)
+            group = root_for_writing(doc, writer)
             index = 0
         else:
-            root = _root_group(document_fragment(doc))
+            root = root_group(doc)
             if root is None:
                 raise BlockNotFound(
                     f"no block with id {after!r} in this document", details={"block_id": after}
                 )
-            location = _locate(root, after)
+            location = locate_block(root, after)
             group = writer.node(location.group)
-            index = location.index + 1
+            index = location.position + 1
         container = writer.element(group, index, "blockContainer", {"id": block_id})
         content = writer.element(container, 0, block_type, props)
         lines = [list(runs)] if block_type == "codeBlock" else _split_lines(runs)
@@ -328,15 +341,15 @@ def insert_block(
 def delete_block(doc: Doc[Any], block_id: str, *, origin: object | None = None) -> None:
     """Delete a block (and its nested children). The document always keeps one block."""
     with doc.transaction(origin=origin):
-        root = _root_group(document_fragment(doc))
+        root = root_group(doc)
         if root is None:
             raise BlockNotFound(
                 f"no block with id {block_id!r} in this document", details={"block_id": block_id}
             )
-        location = _locate(root, block_id)
+        location = locate_block(root, block_id)
         group = location.group
         if len(group.children) > 1:
-            del group.children[location.index]
+            del group.children[location.position]
             return
         parent = group.parent
         if isinstance(parent, XmlElement) and parent.tag == "blockContainer":
@@ -346,7 +359,7 @@ def delete_block(doc: Doc[Any], block_id: str, *, origin: object | None = None) 
                     del parent.children[index]
                     return
         # the last block of the document: BlockNote always shows one (empty) paragraph
-        del group.children[location.index]
+        del group.children[location.position]
         group.children.insert(
             0,
             XmlElement("blockContainer", {"id": new_block_id()}, [XmlElement("paragraph", dict(TEXT_PROPS))]),
@@ -441,7 +454,7 @@ def _old_attributes_at(segments: Sequence[_Segment], position: int) -> dict[str,
 
 def _format_delta(old_attributes: Mapping[str, Any], new_run: InlineRun) -> dict[str, Any]:
     """The ``format`` attributes that turn the markdown marks of ``old`` into those of ``new_run``."""
-    wanted = _mark_attributes(new_run)
+    wanted = mark_attributes(new_run)
     delta: dict[str, Any] = {}
     for mark in _MARKDOWN_MARKS:
         old_keys = [
@@ -611,12 +624,12 @@ def update_block_text(doc: Doc[Any], block_id: str, text: str, *, origin: object
     """
     checked_text = _check_text(text)
     with doc.transaction(origin=origin) as transaction:
-        root = _root_group(document_fragment(doc))
+        root = root_group(doc)
         if root is None:
             raise BlockNotFound(
                 f"no block with id {block_id!r} in this document", details={"block_id": block_id}
             )
-        location = _locate(root, block_id)
+        location = locate_block(root, block_id)
         content = _content_element(location.container)
         writer = writer_for(transaction)
         block_type = content.tag or ""

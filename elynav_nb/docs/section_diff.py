@@ -32,8 +32,9 @@ from typing import Any, Final
 from pycrdt import Doc, XmlElement
 
 from elynav_nb.docs import blocknote
-from elynav_nb.docs.block_builder import PreparedBlock, locate_block, prepare_blocks, root_group, write_blocks
+from elynav_nb.docs.block_builder import PreparedBlock, prepare_blocks, write_blocks
 from elynav_nb.docs.block_schema import WRITABLE_BLOCK_TYPES, Block
+from elynav_nb.docs.blocknote import locate_block, root_group
 from elynav_nb.docs.markdown_blocks import BlockSpec, parse_markdown, spec_key
 from elynav_nb.docs.yxml_writer import NodeWriter, writer_for
 from elynav_nb.errors import BlockNotFound, InvalidInput, UnsupportedBlockType
