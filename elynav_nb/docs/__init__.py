@@ -34,7 +34,8 @@ from elynav_nb.docs.markdown_blocks import BlockSpec, parse_markdown
 from elynav_nb.docs.rest import DocsRestClient, DocumentInfo
 from elynav_nb.docs.rest_tree import DocsTreeClient
 from elynav_nb.docs.section_diff import SectionChange
-from elynav_nb.docs.session import DocsSession, DocsSessionPool, RemoteChange, SaveResult
+from elynav_nb.docs.session import DocsSession, RemoteChange, SaveResult
+from elynav_nb.docs.session_pool import DocsSessionPool
 from elynav_nb.docs.tree import MOVE_POSITIONS, DocumentChange, DocumentList, DocumentNode, DocumentTree
 
 __all__ = [

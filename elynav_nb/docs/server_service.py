@@ -26,7 +26,8 @@ from elynav_nb.docs.addressing import DocAddress, normalize_instance_origin, par
 from elynav_nb.docs.credentials import DocsCredentials
 from elynav_nb.docs.rest import API_PREFIX, DocsRestClient, DocumentInfo
 from elynav_nb.docs.rest_tree import DocsTreeClient
-from elynav_nb.docs.session import DocsSession, DocsSessionPool, SaveResult
+from elynav_nb.docs.session import DocsSession, SaveResult
+from elynav_nb.docs.session_pool import DocsSessionPool
 from elynav_nb.errors import AuthRequired, DocNotPublic, InvalidInput, NotAllowed
 
 __all__ = ["DocsToolService"]
