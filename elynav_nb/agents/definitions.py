@@ -14,6 +14,7 @@ An agent file is YAML front matter between two ``---`` lines, then the system pr
     tools: WebSearch, mcp__crm__search_accounts
     model: sonnet
     permissionMode: default
+    cli: codex            # optional: claude (the default), codex or gemini
     ---
 
     You are ...
@@ -45,6 +46,7 @@ from elynav_nb.errors import AgentDefinitionInvalid, AgentNotFound, Duplicate
 
 __all__ = [
     "AGENTS_FOLDER_IN_WORKSPACE",
+    "AGENT_CLIS",
     "ALLOWED_PERMISSION_MODES",
     "AgentDefinition",
     "builtin_agents",
@@ -69,7 +71,8 @@ AGENTS_FOLDER_IN_WORKSPACE = Path(".claude") / "agents"
 
 _NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_-]*$")
 _FENCE_PATTERN = re.compile(r"^---[ \t]*$")
-_KNOWN_KEYS = ("name", "description", "tools", "model", "permissionMode")
+_KNOWN_KEYS = ("name", "description", "tools", "model", "permissionMode", "cli")
+AGENT_CLIS: tuple[str, ...] = ("claude", "codex", "gemini")
 
 # Keys of an ``--agents`` JSON entry besides description/prompt/tools/model/permissionMode (design note §5).
 # Other front-matter keys stay in ``extra`` but are not passed inline: the CLI may refuse unknown ones.
@@ -99,6 +102,8 @@ class AgentDefinition:
     """One agent: its front matter, split into known fields and ``extra``, and its system prompt.
 
     ``tools`` is empty when the file has no ``tools`` key: the agent then inherits every tool.
+    ``cli`` names the CLI that runs the agent (``claude``, ``codex``, ``gemini``; ``None``: claude, or
+    whatever the runner is told).
     ``extra`` keeps the other front-matter keys (``maxTurns``, ``hooks``, ``color``...) in file order.
     ``source_path`` is where it was read from; it takes no part in equality.
     """
@@ -109,12 +114,14 @@ class AgentDefinition:
     model: str | None = None
     permission_mode: str | None = None
     prompt: str = ""
+    cli: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
     source_path: Path | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         # Frozen all the way down at the first level: a read-only copy of the extra keys.
         object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))
+        _check_cli(self.cli, _describe_source(self.source_path))
 
     # -- constructors --------------------------------------------------------------------------------------
 
@@ -131,6 +138,7 @@ class AgentDefinition:
         tools = _check_tools(front_matter, where)
         model = _check_model(front_matter.get("model"), where)
         permission_mode = _check_permission_mode(front_matter.get("permissionMode"), where)
+        cli = _check_cli(front_matter.get("cli"), where)
         prompt = body.strip()
         if not prompt:
             raise _invalid(
@@ -151,6 +159,7 @@ class AgentDefinition:
             model=model,
             permission_mode=permission_mode,
             prompt=prompt,
+            cli=cli,
             extra=extra,
             source_path=path,
         )
@@ -177,6 +186,8 @@ class AgentDefinition:
             lines.append(_yaml_line("model", self.model))
         if self.permission_mode is not None:
             lines.append(_yaml_line("permissionMode", self.permission_mode))
+        if self.cli is not None:
+            lines.append(_yaml_line("cli", self.cli))
         if self.extra:
             extra_yaml = yaml.safe_dump(
                 dict(self.extra), allow_unicode=True, sort_keys=False, default_flow_style=False, width=10_000
@@ -210,6 +221,7 @@ class AgentDefinition:
             "tool_count": len(self.tools),
             "model": self.model,
             "permission_mode": self.permission_mode,
+            "cli": self.cli or "claude",
             "prompt_lines": len(self.prompt.splitlines()),
             "source_path": str(self.source_path) if self.source_path is not None else None,
         }
@@ -217,9 +229,10 @@ class AgentDefinition:
     def __repr__(self) -> str:
         tools = str(len(self.tools)) if self.tools else "all"
         source = f", source={str(self.source_path)!r}" if self.source_path is not None else ""
+        cli = f", cli={self.cli!r}" if self.cli is not None else ""
         return (
             f"AgentDefinition(name={self.name!r}, tools={tools}, model={self.model!r}, "
-            f"permission_mode={self.permission_mode!r}{source})"
+            f"permission_mode={self.permission_mode!r}{cli}{source})"
         )
 
     def _repr_html_(self) -> str:
@@ -230,6 +243,7 @@ class AgentDefinition:
             ("tools", tools_html),
             ("model", html.escape(self.model or "(inherited)")),
             ("permission mode", html.escape(self.permission_mode or "(inherited)")),
+            ("CLI", html.escape(self.cli or "claude")),
         ]
         for key, value in self.extra.items():
             rows.append((html.escape(key), html.escape(str(value))))
@@ -416,6 +430,16 @@ def _check_permission_mode(value: Any, where: str) -> str | None:
             where,
             "permissionMode",
             f'{where}: unknown "permissionMode" {value!r}: allowed values are {allowed}',
+        )
+    return value
+
+
+def _check_cli(value: Any, where: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in AGENT_CLIS:
+        raise _invalid(
+            where, "cli", f'{where}: unknown "cli" {value!r}: allowed values are {", ".join(AGENT_CLIS)}'
         )
     return value
 

@@ -92,8 +92,10 @@ class CliProcess:
         on_exit: Callable[[int], None] | None = None,
         max_line_bytes: int = 64 * 1024 * 1024,
         stderr_tail_bytes: int = 64 * 1024,
+        stdin_devnull: bool = False,
     ) -> None:
         self.argv = list(argv)
+        self.stdin_devnull = stdin_devnull  # codex exec waits for EOF on an open stdin pipe
         self.cwd = cwd
         self.environment = environment
         self.max_line_bytes = max_line_bytes
@@ -124,7 +126,7 @@ class CliProcess:
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *self.argv,
-                stdin=asyncio.subprocess.PIPE,
+                stdin=asyncio.subprocess.DEVNULL if self.stdin_devnull else asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=str(self.cwd),
@@ -304,6 +306,17 @@ class CliProcess:
                 os.killpg(group, signal_number)
             except (ProcessLookupError, PermissionError):
                 pass
+
+    async def write_and_close(self, data: bytes) -> None:
+        """Write ``data`` to stdin, then close it (a CLI that reads its input until EOF)."""
+        await self.write(data)
+        process = self._process
+        if process is not None and process.stdin is not None and not process.stdin.is_closing():
+            process.stdin.close()
+
+    def signal_group(self, signal_number: int) -> None:
+        """Send a signal to the CLI's process group and to the group of each recorded descendant."""
+        self._signal_tree(signal_number)
 
     def signal_cli(self, signal_number: int) -> None:
         """Send a signal to the CLI process only."""

@@ -19,14 +19,19 @@ _live_processes: weakref.WeakSet[CliProcess] = weakref.WeakSet()
 _atexit_registered = False
 
 
-def register_process(owner: object, process: CliProcess) -> None:
-    """Reap ``process`` at exit, or when ``owner`` is garbage collected."""
+def register_process(owner: object, process: CliProcess) -> weakref.finalize[[], object]:
+    """Reap ``process`` at exit, or when ``owner`` is garbage collected.
+
+    Returns the finalizer: a runner that starts a process per turn detaches it once that process
+    is stopped, so finished turns do not pile up finalizers.
+    """
     global _atexit_registered
     _live_processes.add(process)
-    weakref.finalize(owner, process.kill_now)
+    finalizer = weakref.finalize(owner, process.kill_now)
     if not _atexit_registered:
         atexit.register(reap_all)
         _atexit_registered = True
+    return finalizer
 
 
 def reap_all() -> None:

@@ -1,4 +1,10 @@
-"""``AgentRunner`` and ``Turn``: one long-lived claude conversation as awaitable, streaming turns.
+"""``AgentRunner`` and ``Turn``: one agent conversation as awaitable, streaming turns.
+
+Which CLI: ``AgentRunner(..., cli="claude" | "codex" | "gemini")`` (or the definition's ``cli``
+field; claude by default). Claude keeps one persistent stream-json process per conversation, the
+code below. Codex and gemini run one process per turn with a resume id: ``AgentRunner(...)``
+then makes a ``PerTurnRunner`` (``per_turn_runner.py``), the same ``Turn``, ``TurnResult``,
+history and display, another conversation driver.
 
 Where it sits: the heart of ``elynav_nb.agents``. It owns one ``CliProcess`` (I/O), feeds its
 stdout lines to the pure ``ClaudeStreamDecoder``, routes control frames, and hands conversation
@@ -66,7 +72,7 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
-from elynav_nb.agents.locate import CliCommand, locate_cli
+from elynav_nb.agents.locate import CliCommand, CliName, choose_cli, locate_cli
 from elynav_nb.agents.process import CliProcess, StopBounds
 from elynav_nb.agents.reaper import register_process
 from elynav_nb.agents.results import Outcome, TurnResult, events_frame, main_text
@@ -246,7 +252,8 @@ class Turn:
 
 
 class AgentRunner:
-    """One agent's conversation kept alive in one CLI process (claude stream-json).
+    """One agent's conversation: claude in one persistent stream-json process, codex and gemini in
+    one process per turn (``cli=``; see ``PerTurnRunner`` for what those two cannot do).
 
     ``definition`` is an ``AgentDefinition`` (installed into ``workspace/.claude/agents`` when
     missing there) or the name of an agent the CLI can find. ``executable`` names the CLI: a
@@ -254,7 +261,22 @@ class AgentRunner:
     ``None`` for the real ``claude`` when on PATH, else the stand-in. Readers of a turn get every
     delta; its stored events (``turn.events``, ``TurnResult.events``) join consecutive text (and
     thinking) deltas of one agent into one event; ``keep_deltas=True`` stores every delta.
+
+    Codex and gemini only: ``cli_config`` (codex ``-c`` keys, gemini ``settings.json`` keys),
+    ``config_home`` (the runner's own CLI home) and ``retry_timeout`` (how long a CLI may retry an
+    unreachable model API before the turn ends); claude refuses them.
     """
+
+    def __new__(  # noqa: PYI034 (codex and gemini get a PerTurnRunner)
+        cls, definition: AgentDefinition | str | None = None, *args: Any, **options: Any
+    ) -> AgentRunner:
+        if cls is AgentRunner:
+            workspace = Path(args[0] if args else options.get("workspace", ".")).resolve()
+            if choose_cli(options.get("cli"), definition, workspace) != "claude":
+                from elynav_nb.agents.per_turn_runner import PerTurnRunner
+
+                return super().__new__(PerTurnRunner)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -284,6 +306,10 @@ class AgentRunner:
         extra_arguments: Sequence[str] = (),
         history_limit: int | None = None,
         keep_deltas: bool = False,
+        cli: CliName | None = None,
+        cli_config: dict[str, Any] | None = None,
+        config_home: str | os.PathLike[str] | None = None,
+        retry_timeout: float = 60.0,
     ) -> None:
         if isinstance(definition, AgentDefinition):
             self.definition: AgentDefinition | None = definition
@@ -294,6 +320,13 @@ class AgentRunner:
         if session_id is not None and resume is not None:
             raise InvalidInput("give either session_id (a new conversation) or resume (an old one), not both")
         self.workspace = Path(workspace).resolve()
+        self.cli_name: CliName = choose_cli(cli, definition, self.workspace)
+        self.cli_config = dict(cli_config or {})
+        self.config_home = Path(config_home).resolve() if config_home is not None else None
+        self.retry_timeout = retry_timeout
+        if self.cli_name == "claude" and (self.cli_config or config_home is not None):
+            raise InvalidInput("cli_config and config_home are for codex and gemini; give claude flags with extra_arguments")
+        self._session_id_given = session_id is not None
         self.executable = executable
         self.fallback_to_standin = fallback_to_standin
         self.session_id = resume or session_id or str(uuid.uuid4())
@@ -926,14 +959,14 @@ class AgentRunner:
         return pandas.DataFrame(rows, columns=columns)
 
     def __repr__(self) -> str:
-        cli = self.cli.label if self.cli is not None else "not located yet"
+        cli = self.cli.label if self.cli is not None else f"{self.cli_name} (not located yet)"
         return (
             f"<AgentRunner agent={self.agent_name!r} status={self.status} cli={cli} "
             f"session={self.session_id} turns={len(self.history)}>"
         )
 
     def _repr_html_(self) -> str:
-        cli = self.cli.label if self.cli is not None else "not located yet"
+        cli = self.cli.label if self.cli is not None else f"{self.cli_name} (not located yet)"
         return (
             f"<div><b>AgentRunner</b> {html.escape(self.agent_name or 'default')} · {html.escape(self.status)} · "
             f"CLI {html.escape(cli)} · session {html.escape(self.session_id)} · {len(self.history)} turns</div>"

@@ -148,6 +148,26 @@ class FakeModelApi:
         """The Responses API base (``<url>/v1``), what a codex model provider's ``base_url`` takes."""
         return f"{self.url}/v1"
 
+    def cli_environment(self, api_key: str = "fake-key") -> dict[str, str]:
+        """The variables that point all three CLIs at this server, for ``AgentRunner(environment=...)``.
+
+        claude: ``ANTHROPIC_BASE_URL`` / ``ANTHROPIC_API_KEY`` (and no retries, no updater, no
+        side traffic); codex: ``OPENAI_BASE_URL`` (the runner makes it a Responses-API provider:
+        codex itself ignores the variable) / ``CODEX_API_KEY``; gemini: ``GOOGLE_GEMINI_BASE_URL`` /
+        ``GEMINI_API_KEY``. ``api_key`` is any string: the server checks none.
+        """
+        return {
+            "ANTHROPIC_BASE_URL": self.url,
+            "ANTHROPIC_API_KEY": api_key,
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "OPENAI_BASE_URL": self.openai_base_url,
+            "CODEX_API_KEY": api_key,
+            "GOOGLE_GEMINI_BASE_URL": self.url,
+            "GEMINI_API_KEY": api_key,
+        }
+
     # -- script and records -------------------------------------------------------------------
 
     def reply(self, *replies: Reply) -> FakeModelApi:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -44,3 +45,44 @@ def test_an_explicit_command_keeps_its_arguments(fake_claude_on_path):
     assert command.argv == (str(fake_claude_on_path), "--debug")
     with pytest.raises(CliNotFound):
         locate_cli("/no/such/claude")
+
+
+def _fake_npm_cli(tmp_path, package: str, version: str, script: str):
+    """A fake npm layout: node_modules/<package>/{package.json,<script>} and .bin/<name> -> script."""
+    package_folder = tmp_path / "node_modules" / package
+    (package_folder / script).parent.mkdir(parents=True)
+    (package_folder / "package.json").write_text(f'{{"name": "{package}", "version": "{version}"}}')
+    target = package_folder / script
+    target.write_text("#!/bin/sh\nexit 0\n")
+    target.chmod(0o755)
+    bin_folder = tmp_path / "node_modules" / ".bin"
+    bin_folder.mkdir(exist_ok=True)
+    link = bin_folder / Path(script).stem
+    link.symlink_to(target)
+    return link
+
+
+def test_codex_and_gemini_are_found_by_variable_then_path(tmp_path, monkeypatch):
+    from elynav_nb.agents.locate import cli_version
+    from elynav_nb.errors import InvalidInput
+
+    codex = _fake_npm_cli(tmp_path, "@openai/codex", "0.171.0", "bin/codex.js")
+    gemini = _fake_npm_cli(tmp_path, "@google/gemini-cli", "0.61.0", "bundle/gemini.js")
+    monkeypatch.setenv("PATH", str(codex.parent))
+    command = locate_cli(cli="codex", environment={})
+    assert command.name == "codex" and command.argv == (str(codex),)
+    found = locate_cli(cli="gemini", environment={"ELYNAV_GEMINI_CLI": str(gemini)})
+    assert found.name == "gemini" and found.label.startswith("gemini (") and not found.is_standin
+    assert cli_version(found) == "0.61.0"  # from the npm package, no process started
+    assert cli_version(locate_cli(str(codex), cli="codex")) == "0.171.0"
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(CliNotFound, match="npm install -g @google/gemini-cli"):
+        locate_cli(cli="gemini", environment={})
+    with pytest.raises(InvalidInput, match="no stand-in for codex"):
+        locate_cli("standin", cli="codex")
+
+
+def test_a_relative_executable_becomes_absolute(fake_claude_on_path, monkeypatch):
+    monkeypatch.chdir(fake_claude_on_path.parent)
+    command = locate_cli("./claude")
+    assert command.argv == (str(fake_claude_on_path),)

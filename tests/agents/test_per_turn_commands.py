@@ -310,3 +310,36 @@ def test_claude_tool_names_map_to_gemini_ones():
         "google_web_search",
     )
     assert unknown == ("Task",)
+
+
+def test_a_preset_gemini_session_id_and_long_prompts_through_stdin(tmp_path):
+    from elynav_nb.agents.cli.per_turn_command import PROMPT_ARGUMENT_LIMIT
+
+    plan = plan_gemini_runner(workspace=WORKSPACE, gemini_home=tmp_path)
+    new = build_gemini_turn(["gemini"], plan, "hi", session_id="s-0")
+    assert new.argv[-3:] == ("--session-id", "s-0", "--prompt=hi") and new.stdin_data == b""
+    resumed = build_gemini_turn(["gemini"], plan, "hi", session_id="s-0", resume_session_id="s-0")
+    assert "--session-id" not in resumed.argv and resumed.argv[-3:] == ("--resume", "s-0", "--prompt=hi")
+    long_prompt = "é" * (PROMPT_ARGUMENT_LIMIT // 2 + 1)  # two bytes each: over the limit
+    piped = build_gemini_turn(["gemini"], plan, long_prompt)
+    assert not any(word.startswith("--prompt") for word in piped.argv)
+    assert piped.stdin_data == long_prompt.encode() and not piped.stdin_devnull
+    codex_plan = plan_codex_runner(workspace=WORKSPACE, codex_home=tmp_path)
+    codex_piped = build_codex_turn(["codex"], codex_plan, long_prompt, resume_thread_id="t-1")
+    assert codex_piped.argv[-3:] == ("resume", "t-1", "-") and codex_piped.stdin_data == long_prompt.encode()
+    assert build_codex_turn(["codex"], codex_plan, "short").stdin_devnull
+
+
+def test_codex_config_arguments_are_toml_values():
+    from elynav_nb.agents.cli.codex_command import codex_config_arguments
+
+    assert codex_config_arguments(
+        {"model_providers.elynav.request_max_retries": 0, "model": "gpt-5.5", "features.x": True}
+    ) == (
+        "-c",
+        "model_providers.elynav.request_max_retries=0",
+        "-c",
+        'model="gpt-5.5"',
+        "-c",
+        "features.x=true",
+    )

@@ -121,6 +121,7 @@ def test_to_row_flat_values() -> None:
         "tool_count": 3,
         "model": "haiku",
         "permission_mode": "dontAsk",
+        "cli": "claude",
         "prompt_lines": 4,
         "source_path": "rich.md",
     }

@@ -111,6 +111,13 @@ def claude_cli() -> RealCli:
     return RealCli("claude", argv, _version_of("claude", argv))
 
 
+@pytest.fixture(params=["codex", "gemini"])
+def per_turn_cli(request: pytest.FixtureRequest) -> RealCli:
+    """The pinned codex, then the pinned gemini (the CLIs that run a process per turn)."""
+    cli: RealCli = request.getfixturevalue(f"{request.param}_cli")
+    return cli
+
+
 @pytest.fixture
 def says_version(record_property: Callable[[str, object], None]) -> Callable[[RealCli], None]:
     """``says_version(cli)``: the test records (junit property) and prints which CLI version it ran."""
@@ -120,6 +127,14 @@ def says_version(record_property: Callable[[str, object], None]) -> Callable[[Re
         print(f"ran {cli.name} {cli.version}")
 
     return say
+
+
+@pytest.fixture(autouse=True)
+def cli_homes_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The config homes the runners make for codex and gemini, inside the test's scratch folder."""
+    root = tmp_path / "cli-homes"
+    monkeypatch.setenv("ELYNAV_CLI_HOMES", str(root))
+    return root
 
 
 @pytest.fixture

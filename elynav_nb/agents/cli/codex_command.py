@@ -38,6 +38,7 @@ from elynav_nb.agents.cli.per_turn_command import (
     ConfigFile,
     McpServer,
     TurnCommand,
+    prompt_goes_to_stdin,
     split_definition_tools,
 )
 
@@ -46,6 +47,7 @@ __all__ = [
     "CODEX_PROVIDER_NAME",
     "CodexRunnerPlan",
     "build_codex_turn",
+    "codex_config_arguments",
     "plan_codex_runner",
     "render_toml",
 ]
@@ -96,6 +98,17 @@ def render_toml(document: Mapping[str, Any]) -> str:
         for key, value in table.items():
             lines.append(f"{_toml_key(str(key))} = {_toml_value(value)}")
     return "\n".join(lines) + "\n"
+
+
+def codex_config_arguments(settings: Mapping[str, Any]) -> tuple[str, ...]:
+    """``{"model_providers.elynav.request_max_retries": 0}`` -> ``("-c", "model_providers.elynav.request_max_retries=0")``.
+
+    Keys are dotted config paths, values become TOML (``-c`` parses its value as TOML).
+    """
+    arguments: list[str] = []
+    for key, value in settings.items():
+        arguments += ["-c", f"{key}={_toml_value(value)}"]
+    return tuple(arguments)
 
 
 @dataclass(frozen=True)
@@ -232,7 +245,8 @@ def build_codex_turn(
 ) -> TurnCommand:
     """One turn's command: a new thread, or ``resume <thread_id>`` of an earlier one.
 
-    ``environment`` (the runner's own overrides, e.g. a test's ``HOME``) wins over the plan's.
+    ``environment`` (the runner's own overrides, e.g. a test's ``HOME``) wins over the plan's. A
+    prompt too long for an argument is read from stdin (``-``).
     """
     argv = [*executable, "exec", "--json", "--skip-git-repo-check"]
     if plan.bypass_sandbox:
@@ -240,8 +254,15 @@ def build_codex_turn(
     argv += list(plan.extra_arguments)
     if resume_thread_id:
         argv += ["resume", resume_thread_id]
-    argv += ["--", prompt]
+    through_stdin = prompt_goes_to_stdin(prompt)
+    argv += ["-"] if through_stdin else ["--", prompt]
     child_environment = dict(parent_environment or {})
     child_environment.update(plan.environment_overrides)
     child_environment.update(environment or {})
-    return TurnCommand(argv=tuple(argv), environment=child_environment, cwd=plan.workspace)
+    return TurnCommand(
+        argv=tuple(argv),
+        environment=child_environment,
+        cwd=plan.workspace,
+        stdin_devnull=not through_stdin,
+        stdin_data=prompt.encode("utf-8") if through_stdin else b"",
+    )

@@ -36,6 +36,7 @@ from elynav_nb.agents.cli.per_turn_command import (
     ConfigFile,
     McpServer,
     TurnCommand,
+    prompt_goes_to_stdin,
     split_definition_tools,
 )
 
@@ -202,21 +203,34 @@ def build_gemini_turn(
     prompt: str,
     *,
     resume_session_id: str | None = None,
+    session_id: str | None = None,
     parent_environment: Mapping[str, str] | None = None,
     environment: Mapping[str, str] | None = None,
 ) -> TurnCommand:
-    """One turn's command: a new session, or ``--resume <session id>`` of an earlier one.
+    """One turn's command: a new session (its id preset with ``session_id``), or ``--resume <session
+    id>`` of an earlier one.
 
-    ``environment`` (the runner's own overrides, e.g. a test's ``TMPDIR``) wins over the plan's.
+    ``environment`` (the runner's own overrides, e.g. a test's ``TMPDIR``) wins over the plan's. A
+    prompt too long for an argument is piped to stdin (headless gemini reads it as the prompt).
     """
     argv = [*executable, "--output-format", "stream-json", "--approval-mode", plan.approval_mode]
     if plan.model:
         argv += ["--model", plan.model]
     if resume_session_id:
         argv += ["--resume", resume_session_id]
+    elif session_id:
+        argv += ["--session-id", session_id]
     argv += list(plan.extra_arguments)
-    argv.append(f"--prompt={prompt}")
+    through_stdin = prompt_goes_to_stdin(prompt)
+    if not through_stdin:
+        argv.append(f"--prompt={prompt}")
     child_environment = dict(parent_environment or {})
     child_environment.update(plan.environment_overrides)
     child_environment.update(environment or {})
-    return TurnCommand(argv=tuple(argv), environment=child_environment, cwd=plan.workspace)
+    return TurnCommand(
+        argv=tuple(argv),
+        environment=child_environment,
+        cwd=plan.workspace,
+        stdin_devnull=not through_stdin,
+        stdin_data=prompt.encode("utf-8") if through_stdin else b"",
+    )

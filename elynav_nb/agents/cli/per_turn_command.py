@@ -8,7 +8,9 @@ What it holds:
 
 * ``TurnCommand``: everything one turn's process is started with (argv, environment, cwd; stdin
   is ``/dev/null``: ``codex exec`` waits for EOF on an open pipe, gemini reads a pipe's data as
-  part of the prompt; a new session, so signals reach the whole group).
+  part of the prompt; a new session, so signals reach the whole group). A prompt longer than
+  ``PROMPT_ARGUMENT_LIMIT`` bytes (Linux refuses one argument over 128 KiB) goes to stdin instead:
+  ``stdin_data``, written then closed.
 * ``ConfigFile``: a file a runner writes into its own config home (``config.toml``, ``settings.json``).
 * ``McpServer``: one ``.mcp.json`` entry, read once (stdio or HTTP), ``${VAR}`` placeholders
   expanded against the child's environment (claude expands them itself; codex does not).
@@ -27,14 +29,19 @@ from typing import Any
 from elynav_nb.errors import InvalidInput
 
 __all__ = [
+    "PROMPT_ARGUMENT_LIMIT",
     "ConfigFile",
     "DefinitionTools",
     "McpServer",
     "TurnCommand",
     "expand_placeholders",
+    "prompt_goes_to_stdin",
     "read_mcp_servers",
     "split_definition_tools",
 ]
+
+PROMPT_ARGUMENT_LIMIT = 100_000
+"""Bytes of prompt passed as an argument; a longer prompt is written to the CLI's stdin."""
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _MCP_TOOL = re.compile(r"^mcp__(?P<server>[^_](?:[^_]|_(?!_))*)(?:__(?P<tool>.+))?$")
@@ -42,13 +49,20 @@ _MCP_TOOL = re.compile(r"^mcp__(?P<server>[^_](?:[^_]|_(?!_))*)(?:__(?P<tool>.+)
 
 @dataclass(frozen=True)
 class TurnCommand:
-    """How to start one turn's process. ``stdin`` is always ``/dev/null``; ``new_session`` is always on."""
+    """How to start one turn's process: ``new_session`` is always on; stdin is ``/dev/null`` unless
+    ``stdin_data`` holds a long prompt (then ``stdin_devnull`` is false: write it, close the pipe)."""
 
     argv: tuple[str, ...]
     environment: Mapping[str, str] = field(repr=False)
     cwd: Path
     stdin_devnull: bool = True
     new_session: bool = True
+    stdin_data: bytes = field(default=b"", repr=False)
+
+
+def prompt_goes_to_stdin(prompt: str) -> bool:
+    """Whether ``prompt`` is too long for one command-line argument (see ``PROMPT_ARGUMENT_LIMIT``)."""
+    return len(prompt.encode("utf-8")) > PROMPT_ARGUMENT_LIMIT
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,184 @@
+"""A fault-injecting fake of ``codex exec --json`` and ``gemini -o stream-json`` for per-turn runner tests.
+
+It reads its argv the way each CLI does (codex: ``exec --json ... [resume <id>] (-- PROMPT | -)``;
+gemini: ``--session-id|--resume <id>``, ``--prompt=P`` or the prompt on stdin), keeps each
+conversation in a file of the runner's home (codex ``$CODEX_HOME/sessions/.../rollout-*-<id>.jsonl``,
+gemini ``$GEMINI_CLI_HOME/.gemini/tmp/<project>/chats/session-*-<id8>.jsonl``) as the real ones do,
+and answers one turn according to ``FAKE_MODE``:
+
+  echo        answer "echo: <prompt> (turn N)", N counting the turns of the conversation
+  slow        stream 50 text pieces 0.2 s apart (gemini) / think, then answer after 10 s (codex)
+  deaf        like slow, but ignore SIGINT and SIGTERM
+  crash       start the turn, then exit 3 with a message on stderr
+  retry       start the turn, then print a non-fatal error line every 0.2 s for ever
+  silent      start the turn, then print nothing for ever
+  grandchild  start ``sleep 300`` in a session of its own (a tool), print its pid, then wait
+  api-error   end the turn with the CLI's error line (codex turn.failed, gemini result error)
+
+Every run appends its argv (JSON) to ``$FAKE_ARGV_LOG`` when set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+MODE = os.environ.get("FAKE_MODE", "echo")
+FLAVOUR = os.environ.get("FAKE_FLAVOUR") or ("codex" if "exec" in sys.argv[1:3] else "gemini")
+
+
+def emit(message: dict) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def argument_after(flag: str) -> str | None:
+    arguments = sys.argv[1:]
+    for index, word in enumerate(arguments):
+        if word == flag and index + 1 < len(arguments):
+            return arguments[index + 1]
+    return None
+
+
+def read_prompt() -> str:
+    arguments = sys.argv[1:]
+    for word in arguments:
+        if word.startswith("--prompt="):
+            return word.split("=", 1)[1]
+    if "--" in arguments:
+        return arguments[arguments.index("--") + 1]
+    return sys.stdin.read()  # codex "-" and gemini without --prompt: the prompt is piped
+
+
+def conversation_file(conversation_id: str) -> Path:
+    if FLAVOUR == "codex":
+        folder = Path(os.environ["CODEX_HOME"]) / "sessions" / "2026" / "01" / "01"
+        return folder / f"rollout-2026-01-01T00-00-00-{conversation_id}.jsonl"
+    project = Path.cwd().name
+    folder = Path(os.environ["GEMINI_CLI_HOME"]) / ".gemini" / "tmp" / project / "chats"
+    return folder / f"session-2026-01-01T00-00-{conversation_id[:8]}.jsonl"
+
+
+def refuse(message: str, code: int) -> None:
+    sys.stderr.write(message + "\n")
+    sys.exit(code)
+
+
+def main() -> None:
+    if os.environ.get("FAKE_ARGV_LOG"):
+        with open(os.environ["FAKE_ARGV_LOG"], "a", encoding="utf-8") as log:
+            log.write(json.dumps(sys.argv[1:]) + "\n")
+    if MODE in ("deaf",):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    prompt = read_prompt()
+    if FLAVOUR == "codex":
+        resumed = argument_after("resume")
+        conversation_id = resumed or str(uuid.uuid4())
+        if resumed and not conversation_file(resumed).exists():
+            refuse(f"Error: thread/resume: thread/resume failed: no rollout found for thread id {resumed}", 1)
+    else:
+        resumed = argument_after("--resume")
+        preset = argument_after("--session-id")
+        conversation_id = resumed or preset or str(uuid.uuid4())
+        if resumed and not conversation_file(resumed).exists():
+            refuse("Error resuming session: No previous sessions found for this project.", 42)
+        if preset and conversation_file(preset).exists():
+            refuse(
+                f'Error starting session: Session ID "{preset}" already exists. Use --resume to resume it.',
+                42,
+            )
+    record = conversation_file(conversation_id)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    with record.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"prompt": prompt}) + "\n")
+    turn_number = len(record.read_text(encoding="utf-8").splitlines())
+
+    if FLAVOUR == "codex":
+        emit({"type": "thread.started", "thread_id": conversation_id})
+        emit({"type": "turn.started"})
+    else:
+        emit({"type": "init", "session_id": conversation_id, "model": "fake-gemini"})
+        emit({"type": "message", "role": "user", "content": prompt})
+    run_mode(prompt, turn_number)
+
+
+def answer(text: str, turn_number: int) -> None:
+    if FLAVOUR == "codex":
+        emit({"type": "item.completed", "item": {"id": "item_0", "type": "agent_message", "text": text}})
+        usage = {"input_tokens": 10 * turn_number, "output_tokens": 2 * turn_number}
+        emit({"type": "turn.completed", "usage": usage})
+    else:
+        emit({"type": "message", "role": "assistant", "content": text, "delta": True})
+        emit({"type": "result", "status": "success", "stats": {"input_tokens": 10, "output_tokens": 2}})
+
+
+def run_mode(prompt: str, turn_number: int) -> None:
+    if MODE == "echo":
+        answer(f"echo: {prompt[-60:]} (turn {turn_number})", turn_number)
+    elif MODE in ("slow", "deaf"):
+        for index in range(50):
+            if FLAVOUR == "codex":
+                emit(
+                    {
+                        "type": "item.completed",
+                        "item": {"id": f"r{index}", "type": "reasoning", "text": "hmm"},
+                    }
+                )
+            else:
+                emit({"type": "message", "role": "assistant", "content": f"piece{index} ", "delta": True})
+            time.sleep(0.2)
+        answer("done", turn_number)
+    elif MODE == "crash":
+        sys.stderr.write("fatal: the fake CLI crashed on purpose\n")
+        sys.stderr.flush()
+        os._exit(3)
+    elif MODE == "retry":
+        attempt = 0
+        while True:
+            attempt += 1
+            if FLAVOUR == "codex":
+                emit({"type": "error", "message": f"Reconnecting... {attempt}/5 (connection refused)"})
+            else:
+                emit({"type": "error", "severity": "error", "message": f"retry {attempt}"})
+            time.sleep(0.2)
+    elif MODE == "silent":
+        time.sleep(600)
+    elif MODE == "grandchild":
+        child = subprocess.Popen(["sleep", "300"], start_new_session=True)
+        if FLAVOUR == "codex":
+            item = {
+                "id": "item_0",
+                "type": "command_execution",
+                "command": "sleep 300",
+                "status": "in_progress",
+            }
+            emit({"type": "item.started", "item": item})
+        else:
+            emit({"type": "tool_use", "tool_name": "run_shell_command", "tool_id": "t1", "parameters": {}})
+        sys.stderr.write(f"grandchild {child.pid}\n")
+        sys.stderr.flush()
+        time.sleep(600)
+    elif MODE == "api-error":
+        if FLAVOUR == "codex":
+            emit({"type": "error", "message": "unexpected status 400 (fake)"})
+            emit({"type": "turn.failed", "error": {"message": "unexpected status 400 (fake)"}})
+            sys.exit(1)
+        emit(
+            {
+                "type": "result",
+                "status": "error",
+                "error": {"type": "unknown", "message": "[API Error: fake]"},
+            }
+        )
+        sys.exit(144)
+
+
+if __name__ == "__main__":
+    main()
