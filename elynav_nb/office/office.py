@@ -65,7 +65,7 @@ from elynav_nb.office.history import HistoryLog, fold_records, history_frame, ut
 from elynav_nb.office.peers import Caller, identify_caller
 from elynav_nb.office.rights import USER, check_cancel_right
 from elynav_nb.office.socket_server import OfficeSocketServer
-from elynav_nb.office.staffing import ASK_RULE, resolve_definitions, runner_for
+from elynav_nb.office.staffing import ASK_RULE, Executable, resolve_definitions, runner_for
 from elynav_nb.office.workspace import OfficeFiles
 
 if TYPE_CHECKING:
@@ -86,7 +86,8 @@ class Office:
     ``agents``: names or ``AgentDefinition``s; ``None`` takes every agent defined in
     ``<workspace>/.claude/agents`` (the six Elynav agents are installed there when it has none).
     ``executable`` chooses the CLI like ``AgentRunner`` does (``None``: the real ``claude`` when on
-    PATH, else the stand-in). ``ask_timeout`` bounds every ask from queueing to reply unless the
+    PATH, else the stand-in), or maps CLI names to commands for employees whose definitions name
+    codex or gemini (see ``staffing.py``). ``ask_timeout`` bounds every ask from queueing to reply unless the
     ask names its own; ``runner_options`` go to every ``AgentRunner``.
     """
 
@@ -95,7 +96,7 @@ class Office:
         workspace: str | os.PathLike[str] = ".",
         agents: Sequence[str | AgentDefinition] | None = None,
         *,
-        executable: str | Sequence[str] | None = None,
+        executable: Executable = None,
         ask_timeout: float = 3600.0,
         max_text_chars: int = 100_000,
         max_delegation_depth: int = 8,
@@ -453,6 +454,7 @@ class Office:
             if ask.cancel_outcome is not None:
                 turn.cancel(ask.cancel_reason, outcome="timeout" if ask.cancel_outcome == "timeout" else "cancelled")
             result = await turn
+            self._remember_session(employee)  # codex names its thread during the first turn
             self._finish(ask, reply_from_turn(ask, result))
         except ElynavError as error:
             self._finish(ask, self._synthetic(ask, "failed", str(error), error.code))

@@ -13,6 +13,15 @@ runner (at start, and when a conversation cannot be resumed). Reads agent files;
   office runs headless has nobody to answer a permission prompt: the tools its definition lists are
   the ones it is meant to use (``Bash(elynav ask:*)``, its ``mcp__crm__...`` tools, which the real
   CLI 2.1.332 denies in ``default`` and ``acceptEdits`` modes without a rule), the rest is denied.
+
+An employee may be any CLI: its definition's ``cli`` (``codex``, ``gemini``; claude by default)
+picks it. A codex or gemini employee gets its definition's tools through its runner's config home
+instead of ``--allowedTools``, runs in its definition's permission mode (no prompts to surface: a
+process per turn cannot ask), and a codex one may reach the office's socket from its sandbox
+(``sandbox_workspace_write.network_access``; codex's read-only sandbox blocks sockets, so a codex
+agent that delegates needs ``acceptEdits`` or more); the office's ``executable`` is claude's unless it maps CLI names to
+commands (``{"claude": "standin", "codex": [...]}``); codex and gemini are otherwise found on PATH
+(or ``ELYNAV_CODEX_CLI`` / ``ELYNAV_GEMINI_CLI``).
 """
 
 from __future__ import annotations
@@ -20,18 +29,22 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from elynav_nb.agents.definitions import AgentDefinition, builtin_agents, install_agents, load_agents
+from elynav_nb.agents.locate import check_cli_name
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import AgentNotFound, InvalidInput
 from elynav_nb.office.peers import TOKEN_VARIABLE
 from elynav_nb.office.rights import USER
 from elynav_nb.office.wire import SOCKET_VARIABLE
 
-__all__ = ["ASK_RULE", "agent_environment", "resolve_definitions", "runner_for"]
+__all__ = ["ASK_RULE", "Executable", "agent_environment", "executable_for", "resolve_definitions", "runner_for"]
+
+Executable = str | Sequence[str] | Mapping[str, str | Sequence[str]] | None
+"""An office's CLI command: claude's (a path, words or "standin"), or one per CLI name."""
 
 ASK_RULE = "Bash(elynav ask:*)"
 """The permission rule an agent definition lists in ``tools`` to delegate with ``elynav ask``."""
@@ -77,6 +90,13 @@ def agent_environment(token: str, socket_path: Path | None, ask_timeout: float) 
     return environment
 
 
+def executable_for(executable: Executable, cli: str) -> str | Sequence[str] | None:
+    """The command of ``cli`` in an office's ``executable`` (a plain one is claude's)."""
+    if isinstance(executable, Mapping):
+        return executable.get(cli)
+    return executable if cli == "claude" else None
+
+
 def runner_for(
     definition: AgentDefinition,
     workspace: Path,
@@ -84,7 +104,7 @@ def runner_for(
     token: str,
     socket_path: Path | None,
     ask_timeout: float,
-    executable: str | Sequence[str] | None,
+    executable: Executable,
     resume: str | None,
     runner_options: dict[str, Any],
 ) -> AgentRunner:
@@ -93,12 +113,19 @@ def runner_for(
     environment = dict(options.pop("environment", None) or {})
     environment.update(agent_environment(token, socket_path, ask_timeout))
     extra_arguments = list(options.pop("extra_arguments", ()))
-    if definition.tools:
+    cli = check_cli_name(options.pop("cli", None) or definition.cli or "claude")
+    if definition.tools and cli == "claude":  # codex and gemini get them in their config home
         extra_arguments += ["--allowedTools", *definition.tools]
+    if cli != "claude":
+        options["permission_prompts"] = False  # nobody to ask in a process per turn: the definition's mode rules
+        options.pop("permission_handler", None)
+    if cli == "codex":  # `elynav ask` connects to the office's socket: the sandbox must allow it
+        options["cli_config"] = {"sandbox_workspace_write.network_access": True, **(options.get("cli_config") or {})}
     return AgentRunner(
         definition,
         workspace,
-        executable=executable,
+        cli=cli,
+        executable=executable_for(executable, cli),
         resume=resume,
         environment=environment,
         extra_arguments=extra_arguments,

@@ -10,7 +10,8 @@ One process per turn (design note ``codex-gemini-protocol.md`` §1)::
     codex exec --json --skip-git-repo-check [resume <thread_id>] -- PROMPT      </dev/null
 
 Everything that must hold for new and resumed turns alike lives in ``config.toml`` (``exec
-resume`` has no ``-s``): ``model``, ``sandbox_mode`` (or the bypass flag), ``developer_instructions``
+resume`` has no ``-s``): ``allow_login_shell = false`` (tool commands keep the runner's ``PATH``;
+``bash -lc`` would rebuild it from the profile), ``model``, ``sandbox_mode`` (or the bypass flag), ``developer_instructions``
 (the agent's system prompt, sent as a developer message after codex's own instructions),
 ``[mcp_servers.<name>]`` (``required = true``: without it codex does not wait for a slow server
 and the model's tool search finds nothing; ``default_tools_approval_mode = "approve"``: exec has no
@@ -166,7 +167,9 @@ def plan_codex_runner(
 ) -> CodexRunnerPlan:
     """The config home, environment and limitations of one codex runner (see the module docstring)."""
     limitations: list[str] = ["codex reports no cost; its token usage is per thread (made per turn here)"]
-    config: dict[str, Any] = {}
+    # Tool commands run in the runner's environment: a login shell would rebuild PATH from the
+    # profile and lose what the runner put there (the office's `elynav` script).
+    config: dict[str, Any] = {"allow_login_shell": False}
     chosen_model = model
     if chosen_model in CLAUDE_MODEL_ALIASES:
         limitations.append(
@@ -178,9 +181,10 @@ def plan_codex_runner(
     bypass = permission_mode == "bypassPermissions"
     if not bypass:
         config["sandbox_mode"] = "workspace-write" if permission_mode == "acceptEdits" else "read-only"
-    if permission_mode in ("default", "plan", "manual", "dontAsk", "auto"):
+    if permission_mode in (None, "default", "plan", "manual", "dontAsk", "auto"):
         limitations.append(
-            f"permission mode {permission_mode!r}: codex exec never asks; writes are refused (read-only sandbox)"
+            f"permission mode {permission_mode or 'default'!r}: codex exec never asks; its read-only sandbox "
+            "refuses writes and sockets (network, the office's `elynav ask`)"
         )
     if system_prompt.strip():
         config["developer_instructions"] = system_prompt.strip()
