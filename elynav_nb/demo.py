@@ -15,12 +15,17 @@ would; the real CLI is asked in words to write its answer into the document. The
 ``Office`` on the same workspace, where the orchestrator delegates to ``elynav-sdr`` by running
 ``elynav ask`` in its Bash tool (a real process, identified by the office from the process tree);
 the reply and the unified history (who asked whom, outcome, times) are printed.
+
+``--cli codex`` / ``--cli gemini`` run the same demo on that CLI (always the real one: there is no
+stand-in for them; its own login, or a model API given by its environment variables), the office's
+two agents included. The exit code is 0 only when the turn and the office's ask both completed.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 import tempfile
@@ -37,8 +42,10 @@ from elynav_nb.agents import (
     ToolResult,
     ToolUse,
     TurnResult,
+    builtin_agents,
     install_agents,
 )
+from elynav_nb.agents.locate import check_cli_name
 from elynav_nb.crm import write_mcp_config
 from elynav_nb.crm.demo_database import create_demo_database
 from elynav_nb.docs import DocsSession
@@ -63,15 +70,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", default=DEFAULT_AGENT, help=f"agent to run (default: {DEFAULT_AGENT})")
     parser.add_argument("--prompt", default=DEFAULT_QUESTION, help="what to ask the agent")
     parser.add_argument("--real", action="store_true", help="use the real claude CLI (needs an account)")
+    parser.add_argument(
+        "--cli",
+        choices=("claude", "codex", "gemini"),
+        default="claude",
+        help="the agent CLI (codex and gemini are always the real ones; default: claude)",
+    )
     parser.add_argument("--timeout", type=float, default=120.0, help="bound for the whole turn, in seconds")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the demo; 0 only when its turn and the office's ask completed (any CLI)."""
+    options = {"agent": args.agent, "prompt": args.prompt, "real": args.real, "timeout": args.timeout, "cli": args.cli}
     if args.workspace is not None:
-        result, reply = asyncio.run(run_demo(args.workspace, agent=args.agent, prompt=args.prompt, real=args.real, timeout=args.timeout))
+        result, reply = asyncio.run(run_demo(args.workspace, **options))
     else:
         with tempfile.TemporaryDirectory(prefix="elynav-demo-") as scratch:
-            result, reply = asyncio.run(run_demo(Path(scratch), agent=args.agent, prompt=args.prompt, real=args.real, timeout=args.timeout))
+            result, reply = asyncio.run(run_demo(Path(scratch), **options))
     return 0 if result.ok and reply.ok else 1
 
 
@@ -110,9 +125,11 @@ async def run_demo(
     real: bool = False,
     timeout: float = 120.0,
     output: TextIO = sys.stdout,
+    cli: str = "claude",
 ) -> tuple[TurnResult, Reply]:
     """Set up ``workspace``, run one turn, stream it to ``output``, print the summary line and the
     Docs document the agent wrote to; then one delegation through the office."""
+    real = real or cli != "claude"
     prepare_workspace(workspace)
     async with DocsSandbox() as sandbox:
         document = sandbox.create_document(DEMO_DOCUMENT_TITLE)
@@ -120,6 +137,7 @@ async def run_demo(
         runner = AgentRunner(
             agent,
             workspace,
+            cli=check_cli_name(cli),
             executable=None if real else "standin",
             fallback_to_standin=not real,
             permission_handler=allow_demo_tools,
@@ -143,18 +161,22 @@ async def run_demo(
         print(f"Docs document {DEMO_DOCUMENT_TITLE!r} on the local Docs sandbox, as saved:", file=output)
         for line in markdown.splitlines():
             print(f"  {line}", file=output)
-        reply = await run_office_step(workspace, real=real, timeout=timeout, environment=runner.environment_overrides, output=output)
+        reply = await run_office_step(
+            workspace, real=real, timeout=timeout, environment=runner.environment_overrides, output=output, cli=cli
+        )
     return result, reply
 
 
 async def run_office_step(
-    workspace: Path, *, real: bool, timeout: float, environment: dict[str, str], output: TextIO
+    workspace: Path, *, real: bool, timeout: float, environment: dict[str, str], output: TextIO, cli: str = "claude"
 ) -> Reply:
     """The orchestrator asks elynav-sdr through ``elynav ask``; the reply and the office's history are printed."""
     request = OFFICE_REQUEST if real else f"{OFFICE_REQUEST}\n@standin ask elynav-sdr {OFFICE_DELEGATION}"
+    names = ("elynav-orchestrator", "elynav-sdr")
+    employees = list(names) if cli == "claude" else [dataclasses.replace(builtin_agents()[name], cli=cli) for name in names]
     office = Office(
         workspace,
-        ["elynav-orchestrator", "elynav-sdr"],
+        employees,
         executable=None if real else "standin",
         fallback_to_standin=not real,
         environment=environment,

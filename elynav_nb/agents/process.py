@@ -162,8 +162,8 @@ class CliProcess:
             return
         try:
             fcntl.fcntl(pipe.fileno(), set_pipe_size, STDOUT_PIPE_BYTES)
-        except OSError:
-            pass  # over /proc/sys/fs/pipe-max-size: the default size still works
+        except (OSError, ValueError):
+            pass  # over /proc/sys/fs/pipe-max-size, or a CLI so quick its pipe is closed already
 
     async def write(self, data: bytes) -> None:
         """Write bytes to stdin (one writer at a time). ``CliExited`` if the process is gone."""

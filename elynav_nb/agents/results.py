@@ -66,6 +66,8 @@ class TurnResult:
     error_code: str = ""
     stderr_tail: str = field(default="", repr=False)
     used_standin: bool = False
+    cli: str = "claude"
+    cli_version: str = ""
 
     @property
     def ok(self) -> bool:
@@ -100,7 +102,9 @@ class TurnResult:
 
     def summary_line(self) -> str:
         """One line for terminals and logs."""
-        cli = "stand-in CLI" if self.used_standin else "claude CLI"
+        cli = "stand-in CLI" if self.used_standin else f"{self.cli} CLI"
+        if self.cli_version and not self.used_standin:
+            cli += f" {self.cli_version}"
         line = (
             f"{self.outcome} · agent {self.agent_name or '-'} · session {self.session_id or '-'} · "
             f"{len(self.events)} events · {len(self.tool_uses)} tool calls · cost ${self.cost_usd:.4f} · "

@@ -671,6 +671,8 @@ class AgentRunner:
             error_code=error_code,
             stderr_tail=stderr_tail,
             used_standin=self.uses_standin,
+            cli=self.cli_name,
+            cli_version=self.last_started.cli_version if self.last_started is not None else "",
         )
         self.history.append(result)
         if self.history_limit is not None and len(self.history) > self.history_limit:
