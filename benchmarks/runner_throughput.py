@@ -23,7 +23,13 @@ Wall time runs from the client's creation (so it includes spawning the CLI and i
 end-of-turn result reaching the consumer; "total" adds the shutdown (``runner.stop()`` / the end of
 ``query()``). CPU time and RSS growth are measured from just after the imports.
 
+Real binaries (``--real-clis``): after the stand-in table, the real claude, codex and gemini against the
+fake model API (``real_cli_turns.py``): events per second each delivers alone (its own stdout, a trivial
+reader: the floor) and through ``AgentRunner(..., cli=...)`` (our share of that floor), and the latency of
+a short turn, ours against the CLI alone (spawn to first event, last event to ``TurnResult``).
+
 Run:  python benchmarks/runner_throughput.py [--events 100000] [--repeat 3] [--keep-deltas]
+                                             [--real-clis [--chunks 2000]]
 """
 
 from __future__ import annotations
@@ -447,6 +453,12 @@ def main() -> int:
         action="store_true",
         help="run ours with AgentRunner(keep_deltas=True): the turn stores every delta (the full stream)",
     )
+    parser.add_argument(
+        "--real-clis",
+        action="store_true",
+        help="then the real claude, codex and gemini against the fake model API (benchmarks/real_cli_turns.py)",
+    )
+    parser.add_argument("--chunks", type=int, default=2000, help="text chunks of a real-CLI flood turn (default 2000)")
     parser.add_argument("--child", choices=CLIENTS, help=argparse.SUPPRESS)
     parser.add_argument("--standin", help=argparse.SUPPRESS)
     parser.add_argument("--workspace", help=argparse.SUPPRESS)
@@ -478,6 +490,11 @@ def main() -> int:
             )
     rows = [summarise(client, measurements[client]) for client in CLIENTS]
     print_table(rows, args.events, args.repeat)
+    if args.real_clis:
+        sys.path.insert(0, str(Path(__file__).parent))
+        import real_cli_turns
+
+        real_cli_turns.run(args.chunks, args.repeat)
     return 0
 
 
