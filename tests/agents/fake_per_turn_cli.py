@@ -14,6 +14,7 @@ and answers one turn according to ``FAKE_MODE``:
   silent      start the turn, then print nothing for ever
   grandchild  start ``sleep 300`` in a session of its own (a tool), print its pid, then wait
   api-error   end the turn with the CLI's error line (codex turn.failed, gemini result error)
+  warn        two non-fatal error lines (a reconnect, a warning), then a normal answer
 
 Every run appends its argv (JSON) to ``$FAKE_ARGV_LOG`` when set.
 """
@@ -165,6 +166,25 @@ def run_mode(prompt: str, turn_number: int) -> None:
         sys.stderr.write(f"grandchild {child.pid}\n")
         sys.stderr.flush()
         time.sleep(600)
+    elif MODE == "warn":
+        if FLAVOUR == "codex":
+            emit({"type": "error", "message": "Reconnecting... 1/5 (stream disconnected)"})
+            emit(
+                {
+                    "type": "item.completed",
+                    "item": {"id": "item_0", "type": "error", "message": "Model metadata not found"},
+                }
+            )
+        else:
+            emit({"type": "error", "severity": "warning", "message": "Loop detected, continuing"})
+            emit(
+                {
+                    "type": "error",
+                    "severity": "error",
+                    "message": "Model stream ended without a finish reason.",
+                }
+            )
+        answer(f"echo: {prompt[-60:]} (turn {turn_number})", turn_number)
     elif MODE == "api-error":
         if FLAVOUR == "codex":
             emit({"type": "error", "message": "unexpected status 400 (fake)"})

@@ -169,6 +169,15 @@ async def test_a_new_runner_resumes_and_an_unknown_conversation_is_refused(cli, 
 
 
 @pytest.mark.parametrize("cli", CLIS)
+async def test_non_fatal_error_lines_do_not_fail_the_turn(cli, workspace):
+    runner = fake_runner(cli, workspace, mode="warn")
+    result = await runner.send("hello")
+    await runner.stop()
+    assert result.outcome == "completed" and result.text == "echo: hello (turn 1)"
+    assert len(events_of(result, AgentError)) == 2  # kept in the transcript, not a failure
+
+
+@pytest.mark.parametrize("cli", CLIS)
 async def test_an_api_error_ends_the_turn_and_the_next_one_starts_afresh(cli, workspace):
     runner = fake_runner(cli, workspace, mode="api-error")
     failed = await runner.send("fail")
