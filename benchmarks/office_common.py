@@ -64,7 +64,12 @@ def isolated_standin_home(prefix: str) -> Iterator[Path]:
     """A throw-away folder whose ``standin-home`` holds the stand-in's sessions; no office variables inherited."""
     with tempfile.TemporaryDirectory(prefix=prefix) as folder:
         os.environ["ELYNAV_STANDIN_HOME"] = str(Path(folder) / "standin-home")
-        for variable in ("ELYNAV_OFFICE_SOCKET", "ELYNAV_OFFICE_TOKEN", "ELYNAV_STANDIN_VERSION", "CLAUDECODE"):
+        for variable in (
+            "ELYNAV_OFFICE_SOCKET",
+            "ELYNAV_OFFICE_TOKEN",
+            "ELYNAV_STANDIN_VERSION",
+            "CLAUDECODE",
+        ):
             os.environ.pop(variable, None)
         yield Path(folder)
 

@@ -458,7 +458,9 @@ def main() -> int:
         action="store_true",
         help="then the real claude, codex and gemini against the fake model API (benchmarks/real_cli_turns.py)",
     )
-    parser.add_argument("--chunks", type=int, default=2000, help="text chunks of a real-CLI flood turn (default 2000)")
+    parser.add_argument(
+        "--chunks", type=int, default=2000, help="text chunks of a real-CLI flood turn (default 2000)"
+    )
     parser.add_argument("--child", choices=CLIENTS, help=argparse.SUPPRESS)
     parser.add_argument("--standin", help=argparse.SUPPRESS)
     parser.add_argument("--workspace", help=argparse.SUPPRESS)

@@ -57,7 +57,9 @@ def build_parser(commands: Sequence[tuple[tuple[str, ...], str, str]] = COMMANDS
         for depth in range(1, len(words)):
             prefix = words[:depth]
             if prefix not in groups:
-                group_parser = groups[words[: depth - 1]].add_parser(prefix[-1], help=f"{prefix[-1]} commands")
+                group_parser = groups[words[: depth - 1]].add_parser(
+                    prefix[-1], help=f"{prefix[-1]} commands"
+                )
                 group_parsers[prefix] = group_parser
                 groups[prefix] = group_parser.add_subparsers(dest=f"command_{depth}", metavar="COMMAND")
         command_parser = groups[words[:-1]].add_parser(words[-1], help=help_text, description=help_text)

@@ -57,16 +57,29 @@ __all__ = ["configure", "run", "run_demo"]
 DEFAULT_AGENT = "elynav-sdr"
 DEFAULT_QUESTION = "Bonjour ! Quels comptes avons-nous à Lyon dans le CRM ?"
 DEMO_SEARCH = {"query": "Lyon", "limit": 3}
-READ_ONLY_CRM_TOOL_PREFIXES = ("mcp__crm__search_", "mcp__crm__get_", "mcp__crm__list_", "mcp__crm__pipeline_summary")
-DOCS_TOOLS_ALLOWED = ("mcp__docs__read_document", "mcp__docs__get_document_metadata", "mcp__docs__insert_block")
+READ_ONLY_CRM_TOOL_PREFIXES = (
+    "mcp__crm__search_",
+    "mcp__crm__get_",
+    "mcp__crm__list_",
+    "mcp__crm__pipeline_summary",
+)
+DOCS_TOOLS_ALLOWED = (
+    "mcp__docs__read_document",
+    "mcp__docs__get_document_metadata",
+    "mcp__docs__insert_block",
+)
 DEMO_DOCUMENT_TITLE = "Comptes à Lyon"
 DEMO_HEADING = "Comptes à **Lyon** (démo)"
-OFFICE_REQUEST = "Demande à elynav-sdr, avec elynav ask, quels comptes relancer cette semaine, puis résume sa réponse."
+OFFICE_REQUEST = (
+    "Demande à elynav-sdr, avec elynav ask, quels comptes relancer cette semaine, puis résume sa réponse."
+)
 OFFICE_DELEGATION = "Quels comptes relancer cette semaine ?"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workspace", type=Path, help="folder to set up and run in (default: a scratch folder)")
+    parser.add_argument(
+        "--workspace", type=Path, help="folder to set up and run in (default: a scratch folder)"
+    )
     parser.add_argument("--agent", default=DEFAULT_AGENT, help=f"agent to run (default: {DEFAULT_AGENT})")
     parser.add_argument("--prompt", default=DEFAULT_QUESTION, help="what to ask the agent")
     parser.add_argument("--real", action="store_true", help="use the real claude CLI (needs an account)")
@@ -81,7 +94,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo; 0 only when its turn and the office's ask completed (any CLI)."""
-    options = {"agent": args.agent, "prompt": args.prompt, "real": args.real, "timeout": args.timeout, "cli": args.cli}
+    options = {
+        "agent": args.agent,
+        "prompt": args.prompt,
+        "real": args.real,
+        "timeout": args.timeout,
+        "cli": args.cli,
+    }
     if args.workspace is not None:
         result, reply = asyncio.run(run_demo(args.workspace, **options))
     else:
@@ -103,7 +122,9 @@ def prepare_workspace(workspace: Path) -> Path:
 
 def allow_demo_tools(request: PermissionRequest) -> bool:
     """The demo's permission policy: CRM reads and adding blocks to Docs; everything else is denied."""
-    return request.tool_name.startswith(READ_ONLY_CRM_TOOL_PREFIXES) or request.tool_name in DOCS_TOOLS_ALLOWED
+    return (
+        request.tool_name.startswith(READ_ONLY_CRM_TOOL_PREFIXES) or request.tool_name in DOCS_TOOLS_ALLOWED
+    )
 
 
 def demo_prompt(prompt: str, document_id: str, document_link: str, *, real: bool) -> str:
@@ -162,18 +183,33 @@ async def run_demo(
         for line in markdown.splitlines():
             print(f"  {line}", file=output)
         reply = await run_office_step(
-            workspace, real=real, timeout=timeout, environment=runner.environment_overrides, output=output, cli=cli
+            workspace,
+            real=real,
+            timeout=timeout,
+            environment=runner.environment_overrides,
+            output=output,
+            cli=cli,
         )
     return result, reply
 
 
 async def run_office_step(
-    workspace: Path, *, real: bool, timeout: float, environment: dict[str, str], output: TextIO, cli: str = "claude"
+    workspace: Path,
+    *,
+    real: bool,
+    timeout: float,
+    environment: dict[str, str],
+    output: TextIO,
+    cli: str = "claude",
 ) -> Reply:
     """The orchestrator asks elynav-sdr through ``elynav ask``; the reply and the office's history are printed."""
     request = OFFICE_REQUEST if real else f"{OFFICE_REQUEST}\n@standin ask elynav-sdr {OFFICE_DELEGATION}"
     names = ("elynav-orchestrator", "elynav-sdr")
-    employees = list(names) if cli == "claude" else [dataclasses.replace(builtin_agents()[name], cli=cli) for name in names]
+    employees = (
+        list(names)
+        if cli == "claude"
+        else [dataclasses.replace(builtin_agents()[name], cli=cli) for name in names]
+    )
     office = Office(
         workspace,
         employees,
@@ -183,7 +219,10 @@ async def run_office_step(
     )
     async with office:
         print(file=output)
-        print("elynav office · elynav-orchestrator delegates to elynav-sdr with `elynav ask` (a real process)", file=output)
+        print(
+            "elynav office · elynav-orchestrator delegates to elynav-sdr with `elynav ask` (a real process)",
+            file=output,
+        )
         reply = await asyncio.wait_for(office.ask("orchestrator", request), timeout=timeout)
         print(reply.summary_line(), file=output)
         print("History (.elynav/history.jsonl):", file=output)

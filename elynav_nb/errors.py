@@ -377,7 +377,9 @@ def error_for_code(code: str) -> type[ElynavError]:
 
 _SECRET_PATTERNS = [
     re.compile(r"(?i)\b(sk-[a-z0-9-]{2,}[a-z0-9_\-]{8,})"),
-    re.compile(r"(?i)((?:api[_-]?key|token|secret|password|sessionid|csrftoken|authorization)\s*[=:]\s*)(\"?)[^\s\";,]+"),
+    re.compile(
+        r"(?i)((?:api[_-]?key|token|secret|password|sessionid|csrftoken|authorization)\s*[=:]\s*)(\"?)[^\s\";,]+"
+    ),
     re.compile(r"(?i)(bearer\s+)[a-z0-9._\-]+"),
 ]
 

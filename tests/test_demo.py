@@ -37,7 +37,9 @@ def test_elynav_demo_streams_a_turn_with_a_real_mcp_call(tmp_path):
     assert (tmp_path / ".claude" / "agents" / "elynav-sdr.md").is_file()
     assert (tmp_path / ".mcp.json").is_file()
     # The office: the orchestrator delegates through a real `elynav ask` process; the history shows both asks.
-    office_at = lines.index("elynav office · elynav-orchestrator delegates to elynav-sdr with `elynav ask` (a real process)")
+    office_at = lines.index(
+        "elynav office · elynav-orchestrator delegates to elynav-sdr with `elynav ask` (a real process)"
+    )
     assert lines[office_at + 1].startswith("done · user -> elynav-orchestrator · ask ")
     assert lines[office_at + 2] == "History (.elynav/history.jsonl):"
     assert lines[office_at + 3].startswith("  user -> elynav-orchestrator · done · waited ")

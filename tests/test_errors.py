@@ -34,7 +34,11 @@ def test_error_for_code_finds_the_class_and_falls_back_to_the_base():
 def test_notebook_traceback_is_one_line_with_the_code():
     error = VersionConflict("expected version 3, found 4", details={"current_version": 4})
     assert error._render_traceback_() == ["VERSION_CONFLICT: expected version 3, found 4"]
-    assert error.to_dict() == {"code": "VERSION_CONFLICT", "message": "expected version 3, found 4", "current_version": 4}
+    assert error.to_dict() == {
+        "code": "VERSION_CONFLICT",
+        "message": "expected version 3, found 4",
+        "current_version": 4,
+    }
     assert isinstance(error, errors.Conflict)
 
 

@@ -35,14 +35,23 @@ async def test_agent_calls_crm_and_templates_tools_under_its_own_identity(tmp_pa
         workspace,
         executable="standin",
         permission_mode="bypassPermissions",
-        environment={"ELYNAV_HOME": str(home), "IS_SANDBOX": "1", "ELYNAV_STANDIN_HOME": str(tmp_path / "standin")},
+        environment={
+            "ELYNAV_HOME": str(home),
+            "IS_SANDBOX": "1",
+            "ELYNAV_STANDIN_HOME": str(tmp_path / "standin"),
+        },
     )
     async with runner:
         started = (await runner.send("bonjour")).events[0]
         listed = await runner.send("@standin mcp templates idea_template_list {}")
-        refused = await runner.send('@standin mcp templates idea_template_create {"name": "X", "content_md": "y"}')
+        refused = await runner.send(
+            '@standin mcp templates idea_template_create {"name": "X", "content_md": "y"}'
+        )
         pipeline = await runner.send("@standin mcp crm pipeline_summary {}")
-    assert {(server.name, server.status) for server in started.mcp_servers} == {("crm", "connected"), ("templates", "connected")}
+    assert {(server.name, server.status) for server in started.mcp_servers} == {
+        ("crm", "connected"),
+        ("templates", "connected"),
+    }
     [listed_result] = [event for event in listed.events if isinstance(event, ToolResult)]
     assert not listed_result.is_error and "Prospection" in listed_result.text
     [refused_result] = [event for event in refused.events if isinstance(event, ToolResult)]

@@ -103,7 +103,9 @@ class RunnerManager:
 
     def _ensure_sweeper(self) -> None:
         if self._sweeper is None or self._sweeper.done():
-            self._sweeper = asyncio.get_running_loop().create_task(self._sweep(), name="elynav-runner-sweeper")
+            self._sweeper = asyncio.get_running_loop().create_task(
+                self._sweep(), name="elynav-runner-sweeper"
+            )
 
     async def _sweep(self) -> None:
         interval = max(0.05, min(self.idle_ttl / 4, 30.0))
@@ -132,7 +134,9 @@ class RunnerManager:
             }
             for conversation_id, runner in self._runners.items()
         ]
-        return pandas.DataFrame(rows, columns=["conversation_id", "agent", "status", "session_id", "turns", "idle_s"])
+        return pandas.DataFrame(
+            rows, columns=["conversation_id", "agent", "status", "session_id", "turns", "idle_s"]
+        )
 
     def __repr__(self) -> str:
         return f"<RunnerManager conversations={len(self._runners)} idle_ttl={self.idle_ttl:g}s>"

@@ -135,9 +135,13 @@ class CliProcess:
                 limit=STREAM_BUFFER_LIMIT,
             )
         except FileNotFoundError as error:
-            raise CliNotFound(f"cannot start {self.argv[0]!r}: no such executable", details={"argv0": self.argv[0]}) from error
+            raise CliNotFound(
+                f"cannot start {self.argv[0]!r}: no such executable", details={"argv0": self.argv[0]}
+            ) from error
         except PermissionError as error:
-            raise CliNotFound(f"cannot start {self.argv[0]!r}: not executable", details={"argv0": self.argv[0]}) from error
+            raise CliNotFound(
+                f"cannot start {self.argv[0]!r}: not executable", details={"argv0": self.argv[0]}
+            ) from error
         self._enlarge_stdout_pipe()
         loop = asyncio.get_running_loop()
         self._tasks = [
@@ -281,7 +285,10 @@ class CliProcess:
         for identity in list(self._descendants.values()):
             try:
                 candidate = psutil.Process(identity.pid)
-                if abs(candidate.create_time() - identity.create_time) < 0.01 and candidate.status() != psutil.STATUS_ZOMBIE:
+                if (
+                    abs(candidate.create_time() - identity.create_time) < 0.01
+                    and candidate.status() != psutil.STATUS_ZOMBIE
+                ):
                     alive.append(candidate)
                     continue
             except psutil.Error:

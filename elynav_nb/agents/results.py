@@ -138,6 +138,9 @@ class TurnResult:
         ]
         if self.error:
             rows.append(("error", f"{self.error_code}: {self.error}" if self.error_code else self.error))
-        cells = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
+        cells = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+            for k, v in rows
+        )
         answer = html.escape(self.text).replace("\n", "<br>")
         return f"<div><table>{cells}</table><div style='margin-top:4px'>{answer}</div></div>"

@@ -325,14 +325,18 @@ class AgentRunner:
         self.config_home = Path(config_home).resolve() if config_home is not None else None
         self.retry_timeout = retry_timeout
         if self.cli_name == "claude" and (self.cli_config or config_home is not None):
-            raise InvalidInput("cli_config and config_home are for codex and gemini; give claude flags with extra_arguments")
+            raise InvalidInput(
+                "cli_config and config_home are for codex and gemini; give claude flags with extra_arguments"
+            )
         self._session_id_given = session_id is not None
         self.executable = executable
         self.fallback_to_standin = fallback_to_standin
         self.session_id = resume or session_id or str(uuid.uuid4())
         self._resume_next_start = resume is not None
         self.model = model
-        self.permission_mode = permission_mode or (definition.permission_mode if isinstance(definition, AgentDefinition) else None)
+        self.permission_mode = permission_mode or (
+            definition.permission_mode if isinstance(definition, AgentDefinition) else None
+        )
         self.permission_prompts = permission_prompts or permission_handler is not None
         self.permission_handler = permission_handler
         self.permission_timeout = permission_timeout
@@ -358,7 +362,9 @@ class AgentRunner:
         self.last_activity = time.monotonic()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._process: CliProcess | None = None
-        self.command_line: list[str] = []  # the CLI's argv at the last start (no secret: those go in the environment)
+        self.command_line: list[
+            str
+        ] = []  # the CLI's argv at the last start (no secret: those go in the environment)
         self._decoder = ClaudeStreamDecoder(partial_messages=include_partial_messages)
         self._current_turn: Turn | None = None
         self._pending_controls: dict[str, asyncio.Future[ControlResponse]] = {}
@@ -451,7 +457,11 @@ class AgentRunner:
             self.status = "stopped"
             raise self._start_failure(error) from error
         if self.agent_name:
-            known = [str(agent.get("name")) for agent in response.response.get("agents") or [] if isinstance(agent, dict)]
+            known = [
+                str(agent.get("name"))
+                for agent in response.response.get("agents") or []
+                if isinstance(agent, dict)
+            ]
             if known and self.agent_name not in known:
                 await process.stop(self.stop_bounds)
                 self.status = "stopped"
@@ -491,7 +501,9 @@ class AgentRunner:
                 details=details,
             )
         if isinstance(error, AgentTimeout):
-            return CliStartFailed(f"the agent CLI did not answer within {self.start_timeout:g} s", details=details)
+            return CliStartFailed(
+                f"the agent CLI did not answer within {self.start_timeout:g} s", details=details
+            )
         message = f"the agent CLI exited during start-up (exit code {details.get('exit_code')})"
         if stderr_tail.strip():
             message += f": {stderr_tail.strip()[-500:]}"
@@ -502,11 +514,19 @@ class AgentRunner:
     def send(self, text: str | list[dict[str, Any]]) -> Turn:
         """Start a turn and return its ``Turn`` at once. ``AGENT_BUSY`` while another turn runs."""
         if self.busy:
-            raise AgentBusy(f"agent {self.agent_name or 'default'} is already in a turn; await it or cancel it first")
+            raise AgentBusy(
+                f"agent {self.agent_name or 'default'} is already in a turn; await it or cancel it first"
+            )
         if self.status == "closed":
             raise RunnerClosed("this runner was stopped; start() it again or make a new one")
-        prompt_text = text if isinstance(text, str) else " ".join(
-            str(block.get("text", "")) for block in text if isinstance(block, dict) and block.get("type") == "text"
+        prompt_text = (
+            text
+            if isinstance(text, str)
+            else " ".join(
+                str(block.get("text", ""))
+                for block in text
+                if isinstance(block, dict) and block.get("type") == "text"
+            )
         )
         turn = Turn(self, prompt_text)
         self._current_turn = turn
@@ -536,7 +556,9 @@ class AgentRunner:
         try:
             await self._run_turn(turn, content)
         except Exception as error:  # never leave a turn unsettled: its awaiters would wait forever
-            self._finish_turn(turn, "failed", error=f"{type(error).__name__}: {error}", error_code="AGENT_PROCESS_ERROR")
+            self._finish_turn(
+                turn, "failed", error=f"{type(error).__name__}: {error}", error_code="AGENT_PROCESS_ERROR"
+            )
 
     async def _run_turn(self, turn: Turn, content: str | list[dict[str, Any]]) -> None:
         try:
@@ -582,7 +604,9 @@ class AgentRunner:
         try:
             await self._interrupt_or_stop(turn, outcome, reason)
         except Exception as error:  # the turn still settles, with what went wrong
-            self._finish_turn(turn, outcome, error=f"{reason}; stopping failed: {type(error).__name__}: {error}")
+            self._finish_turn(
+                turn, outcome, error=f"{reason}; stopping failed: {type(error).__name__}: {error}"
+            )
 
     async def _interrupt_or_stop(self, turn: Turn, outcome: Outcome, reason: str) -> None:
         process = self._process
@@ -649,7 +673,9 @@ class AgentRunner:
         if outcome == "failed" and self._process is not None:
             stderr_tail = self._process.stderr.text(max_chars=4000)
             if stderr_tail.strip() and stderr_tail.strip() not in error:
-                error = f"{error} (stderr: {stderr_tail.strip()[-300:]})" if error else stderr_tail.strip()[-300:]
+                error = (
+                    f"{error} (stderr: {stderr_tail.strip()[-300:]})" if error else stderr_tail.strip()[-300:]
+                )
         if outcome == "timeout" and not error_code:
             error_code = "AGENT_TIMEOUT"
         stored_events = turn.events
@@ -700,7 +726,9 @@ class AgentRunner:
             elif isinstance(item, PermissionRequest):
                 self._open_permission(item)
             elif isinstance(item, ControlRequest):
-                self._write_soon(encode_control_error(item.request_id, f"Unsupported by elynav_nb: {item.subtype}"))
+                self._write_soon(
+                    encode_control_error(item.request_id, f"Unsupported by elynav_nb: {item.subtype}")
+                )
 
     def _route_event(self, event: AgentEvent) -> None:
         turn = self._current_turn
@@ -742,12 +770,17 @@ class AgentRunner:
                 future.set_exception(CliExited("the agent CLI exited", details={"exit_code": returncode}))
         self._pending_controls.clear()
         turn = self._current_turn
-        if turn is not None and not turn.done and turn._written:  # a turn not sent yet starts a new CLI itself
+        if (
+            turn is not None and not turn.done and turn._written
+        ):  # a turn not sent yet starts a new CLI itself
             if turn._abort_outcome is not None and turn._cancel_task is not None:
                 pass  # the abort sequence is stopping the process and will settle the turn
             else:
                 self._finish_turn(
-                    turn, "failed", error=f"the agent CLI exited with code {returncode} during the turn", error_code="CLI_EXITED"
+                    turn,
+                    "failed",
+                    error=f"the agent CLI exited with code {returncode} during the turn",
+                    error_code="CLI_EXITED",
                 )
         if self.status != "closed":
             self.status = "exited"
@@ -766,14 +799,18 @@ class AgentRunner:
         await process.write(encode_control_request(request_id, subtype, **fields))
         exit_waiter: asyncio.Future[Any] = asyncio.ensure_future(process.exited.wait())
         try:
-            finished, _ = await asyncio.wait([future, exit_waiter], timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            finished, _ = await asyncio.wait(
+                [future, exit_waiter], timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             exit_waiter.cancel()
         if future in finished:
             return future.result()
         self._pending_controls.pop(request_id, None)
         if process.exited.is_set():
-            raise CliExited(f"the agent CLI exited before answering {subtype}", details=process.exit_details())
+            raise CliExited(
+                f"the agent CLI exited before answering {subtype}", details=process.exit_details()
+            )
         raise AgentTimeout(f"the agent CLI did not answer {subtype} within {timeout:g} s")
 
     async def set_permission_mode(self, mode: str) -> None:
@@ -849,7 +886,10 @@ class AgentRunner:
         if request.request_id not in self._pending_permissions:
             return  # already answered, withdrawn or expired
         if allowed:
-            response: dict[str, Any] = {"behavior": "allow", "updatedInput": updated_input or dict(request.input)}
+            response: dict[str, Any] = {
+                "behavior": "allow",
+                "updatedInput": updated_input or dict(request.input),
+            }
         else:
             response = {"behavior": "deny", "message": message}
         self._write_soon(encode_control_success(request.request_id, response))
@@ -889,7 +929,9 @@ class AgentRunner:
         if stopping is not None and not stopping.done():
             await asyncio.shield(stopping)
         if self._start_lock is not None:
-            async with self._start_lock:  # a start under way ends first (bounded), so its process is stopped too
+            async with (
+                self._start_lock
+            ):  # a start under way ends first (bounded), so its process is stopped too
                 await self._stop_process()
         else:
             await self._stop_process()
@@ -957,7 +999,18 @@ class AgentRunner:
             }
             for result in self.history
         ]
-        columns = ["agent", "session_id", "outcome", "prompt", "text", "events", "tool_calls", "cost_usd", "duration_s", "error"]
+        columns = [
+            "agent",
+            "session_id",
+            "outcome",
+            "prompt",
+            "text",
+            "events",
+            "tool_calls",
+            "cost_usd",
+            "duration_s",
+            "error",
+        ]
         return pandas.DataFrame(rows, columns=columns)
 
     def __repr__(self) -> str:

@@ -165,7 +165,9 @@ class _DispatchingSocket(ClientConnection, asyncio.BufferedProtocol):
             return
         data = b"".join(self._fragments)
         self._fragments = []
-        message: bytes | str = data.decode(errors="replace") if self._fragmented_opcode is Opcode.TEXT else data
+        message: bytes | str = (
+            data.decode(errors="replace") if self._fragmented_opcode is Opcode.TEXT else data
+        )
         if self._message_handler is None:
             self._early_messages.append(message)
         else:
@@ -314,9 +316,7 @@ class DocsConnection:
             raise InvalidInput("this connection was already opened")
         self._loop = asyncio.get_running_loop()
         self._subscription = self.doc.observe(self._on_transaction)
-        self._supervisor = self._loop.create_task(
-            self._supervise(), name="elynav-docs-connection"
-        )
+        self._supervisor = self._loop.create_task(self._supervise(), name="elynav-docs-connection")
         try:
             await self._wait_ready(self.open_timeout, "finish the handshake")
         except BaseException:
@@ -629,7 +629,9 @@ class DocsConnection:
             return  # the socket is being closed for an earlier message
         try:
             if isinstance(message, str):
-                raise ProtocolError("the collaboration server sent a text frame; Hocuspocus frames are binary")
+                raise ProtocolError(
+                    "the collaboration server sent a text frame; Hocuspocus frames are binary"
+                )
             if message == self._applied_frame:  # the commonest message, known by its bytes
                 self._acknowledge(applied=True)
             elif not self._is_own_echo(message):  # our own update, broadcast back to us (§0 rule 8)

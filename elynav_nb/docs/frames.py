@@ -329,7 +329,9 @@ def _sync_frame(document_name: str, reply: bool, sync_type: int, data: bytes) ->
 
 
 def _auth_frame(document_name: str, auth_type: int, tail: bytes) -> bytes:
-    return encode_var_string(document_name) + encode_var_uint(MESSAGE_AUTH) + encode_var_uint(auth_type) + tail
+    return (
+        encode_var_string(document_name) + encode_var_uint(MESSAGE_AUTH) + encode_var_uint(auth_type) + tail
+    )
 
 
 def encode_message(message: Message) -> bytes:
@@ -361,7 +363,9 @@ def encode_message(message: Message) -> bytes:
     if isinstance(message, QueryAwareness):
         return encode_var_string(name) + encode_var_uint(MESSAGE_QUERY_AWARENESS)
     if isinstance(message, Stateless):
-        return encode_var_string(name) + encode_var_uint(MESSAGE_STATELESS) + encode_var_string(message.payload)
+        return (
+            encode_var_string(name) + encode_var_uint(MESSAGE_STATELESS) + encode_var_string(message.payload)
+        )
     if isinstance(message, BroadcastStateless):
         payload = encode_var_string(message.payload)
         return encode_var_string(name) + encode_var_uint(MESSAGE_BROADCAST_STATELESS) + payload
@@ -369,7 +373,11 @@ def encode_message(message: Message) -> bytes:
         reason = b"" if message.reason is None else encode_var_string(message.reason)
         return encode_var_string(name) + encode_var_uint(MESSAGE_CLOSE) + reason
     if isinstance(message, SyncStatus):
-        return encode_var_string(name) + encode_var_uint(MESSAGE_SYNC_STATUS) + encode_var_uint(int(message.applied))
+        return (
+            encode_var_string(name)
+            + encode_var_uint(MESSAGE_SYNC_STATUS)
+            + encode_var_uint(int(message.applied))
+        )
     raise TypeError(f"not a Hocuspocus message: {type(message).__name__}")
 
 

@@ -34,7 +34,17 @@ _LAZY_NAMES = {
     "USER": "elynav_nb.office.rights",
 }
 
-__all__ = ["ASK_RULE", "USER", "Ask", "AskStatus", "Employee", "Office", "OfficeListener", "Reply", "ReplyOutcome"]
+__all__ = [
+    "ASK_RULE",
+    "USER",
+    "Ask",
+    "AskStatus",
+    "Employee",
+    "Office",
+    "OfficeListener",
+    "Reply",
+    "ReplyOutcome",
+]
 
 
 def __getattr__(name: str) -> Any:

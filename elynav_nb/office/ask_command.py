@@ -33,8 +33,12 @@ EXIT_CODES = {"done": 0, "failed": 1, "cancelled": 3, "timeout": 4}
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("agent", help="the agent to ask (e.g. elynav-sdr)")
-    parser.add_argument("text", nargs="+", help="what to ask (several words are joined; '-' reads standard input)")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="bound on the whole ask")
+    parser.add_argument(
+        "text", nargs="+", help="what to ask (several words are joined; '-' reads standard input)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=None, metavar="SECONDS", help="bound on the whole ask"
+    )
     add_socket_option(parser)
 
 
@@ -63,7 +67,9 @@ def connect(socket_path: str | None) -> socket.socket:
         connection.connect(path)
     except OSError as error:
         connection.close()
-        raise OfficeUnreachable(f"the office at {path} does not answer ({error.strerror}); it may have stopped") from None
+        raise OfficeUnreachable(
+            f"the office at {path} does not answer ({error.strerror}); it may have stopped"
+        ) from None
     return connection
 
 
@@ -76,7 +82,9 @@ def answers(connection: socket.socket) -> Iterator[dict[str, Any]]:
             yield decode_answer(line)
 
 
-def first_answer(connection: socket.socket, request: bytes) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+def first_answer(
+    connection: socket.socket, request: bytes
+) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
     """Send ``request``; the first answer (an ``error`` answer is raised as its typed error) and the rest."""
     from elynav_nb.errors import OfficeUnreachable
     from elynav_nb.office.wire import error_from_answer
@@ -99,7 +107,11 @@ def run(args: argparse.Namespace) -> int:
     connection = connect(args.socket)
     with connection:
         accepted, stream = first_answer(connection, encode_ask_request(args.agent, text, args.timeout))
-        print(f"elynav ask: ask {accepted.get('ask_id')} to {accepted.get('agent')}", file=sys.stderr, flush=True)
+        print(
+            f"elynav ask: ask {accepted.get('ask_id')} to {accepted.get('agent')}",
+            file=sys.stderr,
+            flush=True,
+        )
         for answer in stream:
             if answer["type"] == "error":
                 raise error_from_answer(answer)
@@ -110,6 +122,9 @@ def run(args: argparse.Namespace) -> int:
                 print(answer["text"], flush=True)
             if outcome != "done":
                 who = f" by {answer['cancelled_by']}" if answer.get("cancelled_by") else ""
-                print(f"elynav ask: {outcome}{who}: {answer.get('error_code')}: {answer.get('error')}", file=sys.stderr)
+                print(
+                    f"elynav ask: {outcome}{who}: {answer.get('error_code')}: {answer.get('error')}",
+                    file=sys.stderr,
+                )
             return EXIT_CODES.get(outcome, 1)
     raise OfficeUnreachable("the office closed the connection before the reply (it may have stopped)")

@@ -297,7 +297,9 @@ def reply_from_turn(ask: Ask, result: TurnResult) -> Reply:
     )
 
 
-def synthetic_reply(ask: Ask, outcome: ReplyOutcome, error: str, error_code: str, *, session_id: str) -> Reply:
+def synthetic_reply(
+    ask: Ask, outcome: ReplyOutcome, error: str, error_code: str, *, session_id: str
+) -> Reply:
     """The reply of an ask that no turn answered: cancelled in the queue, timed out, the CLI gone."""
     return Reply(
         ask_id=ask.id,

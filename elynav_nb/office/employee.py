@@ -106,7 +106,9 @@ class Employee:
 
     def __repr__(self) -> str:
         caller = f" for {self.caller}" if self.caller else ""
-        return f"<Employee {self.name} {self.status}{caller} queue={len(self.queue)} session={self.session_id}>"
+        return (
+            f"<Employee {self.name} {self.status}{caller} queue={len(self.queue)} session={self.session_id}>"
+        )
 
     def _repr_html_(self) -> str:
         caller = f" for {html.escape(self.caller)}" if self.caller else ""

@@ -286,7 +286,9 @@ class Office:
                 "queued_at": ask.queued_at,
             }
         )
-        self._timers[ask.id] = self._loop.call_at(ask.deadline, self._expire, ask, ask.deadline - self._loop.time())
+        self._timers[ask.id] = self._loop.call_at(
+            ask.deadline, self._expire, ask, ask.deadline - self._loop.time()
+        )
         self._notify("queued", ask)
         self._dispatch(employee)
         return ask
@@ -319,7 +321,11 @@ class Office:
             raise AgentBusy(
                 f"{employee.name} is busy (for {employee.caller}, {len(employee.queue)} waiting); "
                 "use submit() to queue the ask",
-                details={"agent": employee.name, "caller": employee.caller, "queue_length": len(employee.queue)},
+                details={
+                    "agent": employee.name,
+                    "caller": employee.caller,
+                    "queue_length": len(employee.queue),
+                },
             )
         return self.submit(to, text, sender=sender, timeout=timeout, parent=parent)
 
@@ -434,7 +440,12 @@ class Office:
             ask.status = "running"
             ask.started_at = utc_now()
             self.history_log.append(
-                {"record": "start", "ask_id": ask.id, "started_at": ask.started_at, "session_id": employee.session_id}
+                {
+                    "record": "start",
+                    "ask_id": ask.id,
+                    "started_at": ask.started_at,
+                    "session_id": employee.session_id,
+                }
             )
             assert self._loop is not None
             task = self._loop.create_task(self._run(employee, ask))
@@ -452,7 +463,9 @@ class Office:
             ask.turn = turn
             self._notify("turn", ask)
             if ask.cancel_outcome is not None:
-                turn.cancel(ask.cancel_reason, outcome="timeout" if ask.cancel_outcome == "timeout" else "cancelled")
+                turn.cancel(
+                    ask.cancel_reason, outcome="timeout" if ask.cancel_outcome == "timeout" else "cancelled"
+                )
             result = await turn
             self._remember_session(employee)  # codex names its thread during the first turn
             self._finish(ask, reply_from_turn(ask, result))
@@ -462,7 +475,9 @@ class Office:
             self._finish(ask, self._synthetic(ask, "failed", "the office stopped", "OFFICE_STOPPED"))
             raise
         except Exception as error:  # never leave an ask pending: its callers would wait forever
-            self._finish(ask, self._synthetic(ask, "failed", f"{type(error).__name__}: {error}", "AGENT_PROCESS_ERROR"))
+            self._finish(
+                ask, self._synthetic(ask, "failed", f"{type(error).__name__}: {error}", "AGENT_PROCESS_ERROR")
+            )
 
     async def _start_runner(self, employee: Employee) -> None:
         """Start the employee's CLI; a conversation that cannot be resumed is replaced by a new one."""
@@ -489,7 +504,9 @@ class Office:
         self.files.save_sessions(self._sessions)
 
     def _synthetic(self, ask: Ask, outcome: ReplyOutcome, error: str, error_code: str) -> Reply:
-        return synthetic_reply(ask, outcome, error, error_code, session_id=self.employees[ask.agent].session_id)
+        return synthetic_reply(
+            ask, outcome, error, error_code, session_id=self.employees[ask.agent].session_id
+        )
 
     def _finish(self, ask: Ask, reply: Reply) -> None:
         """Settle an ask once; free its employee; cancel what it was still waiting on."""
@@ -588,7 +605,17 @@ class Office:
         import pandas
 
         rows = [employee.to_row() for employee in self.employees.values()]
-        columns = ["agent", "status", "caller", "ask_id", "queue_length", "running_since", "asks_served", "session_id", "cli_pid"]
+        columns = [
+            "agent",
+            "status",
+            "caller",
+            "ask_id",
+            "queue_length",
+            "running_since",
+            "asks_served",
+            "session_id",
+            "cli_pid",
+        ]
         return pandas.DataFrame(rows, columns=columns)
 
     def board(self) -> Any:

@@ -129,7 +129,9 @@ class OfficeSocketServer:
             await self._wait_reply_or_hang_up(ask, caller, reader, writer)
             return
         cancelled = self.office.cancel(request.ask_id, by=caller.name)
-        await _send(writer, encode_cancelled(cancelled.id, "cancelling" if cancelled.cancelling else cancelled.status))
+        await _send(
+            writer, encode_cancelled(cancelled.id, "cancelling" if cancelled.cancelling else cancelled.status)
+        )
 
     def _identify(self, writer: asyncio.StreamWriter) -> Caller:
         connection: socket.socket = writer.get_extra_info("socket")

@@ -41,7 +41,14 @@ from elynav_nb.office.peers import TOKEN_VARIABLE
 from elynav_nb.office.rights import USER
 from elynav_nb.office.wire import SOCKET_VARIABLE
 
-__all__ = ["ASK_RULE", "Executable", "agent_environment", "executable_for", "resolve_definitions", "runner_for"]
+__all__ = [
+    "ASK_RULE",
+    "Executable",
+    "agent_environment",
+    "executable_for",
+    "resolve_definitions",
+    "runner_for",
+]
 
 Executable = str | Sequence[str] | Mapping[str, str | Sequence[str]] | None
 """An office's CLI command: claude's (a path, words or "standin"), or one per CLI name."""
@@ -50,7 +57,9 @@ ASK_RULE = "Bash(elynav ask:*)"
 """The permission rule an agent definition lists in ``tools`` to delegate with ``elynav ask``."""
 
 
-def resolve_definitions(workspace: Path, choice: Sequence[str | AgentDefinition] | None) -> list[AgentDefinition]:
+def resolve_definitions(
+    workspace: Path, choice: Sequence[str | AgentDefinition] | None
+) -> list[AgentDefinition]:
     """The definitions of the employees (``AGENT_NOT_FOUND`` for a name defined nowhere)."""
     folder = workspace / ".claude" / "agents"
     if choice is None:
@@ -117,10 +126,15 @@ def runner_for(
     if definition.tools and cli == "claude":  # codex and gemini get them in their config home
         extra_arguments += ["--allowedTools", *definition.tools]
     if cli != "claude":
-        options["permission_prompts"] = False  # nobody to ask in a process per turn: the definition's mode rules
+        options["permission_prompts"] = (
+            False  # nobody to ask in a process per turn: the definition's mode rules
+        )
         options.pop("permission_handler", None)
     if cli == "codex":  # `elynav ask` connects to the office's socket: the sandbox must allow it
-        options["cli_config"] = {"sandbox_workspace_write.network_access": True, **(options.get("cli_config") or {})}
+        options["cli_config"] = {
+            "sandbox_workspace_write.network_access": True,
+            **(options.get("cli_config") or {}),
+        }
     return AgentRunner(
         definition,
         workspace,

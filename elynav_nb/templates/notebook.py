@@ -158,7 +158,9 @@ class Templates:
         """The HTML table of ``rows`` (default: the current ``rows()``)."""
         if rows is None:
             rows = self.rows()
-        header = "".join(f"<th style='{_HEADER_STYLE}'>{html.escape(column)}</th>" for column in FRAME_COLUMNS)
+        header = "".join(
+            f"<th style='{_HEADER_STYLE}'>{html.escape(column)}</th>" for column in FRAME_COLUMNS
+        )
         body_rows: list[str] = []
         for row in rows:
             cells = "".join(

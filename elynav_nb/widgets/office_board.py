@@ -68,7 +68,10 @@ class _AskRow:
         self.ask = ask
         self.label = ipywidgets.HTML()
         self.cancel_button = ipywidgets.Button(
-            description="Cancel ask", icon="stop", button_style="danger", tooltip=f"Cancel ask {ask.id} (as the user)"
+            description="Cancel ask",
+            icon="stop",
+            button_style="danger",
+            tooltip=f"Cancel ask {ask.id} (as the user)",
         )
         self.cancel_button.on_click(lambda _button: board.cancel(ask.id))
         self.prompts: dict[str, PermissionPrompt] = {}
@@ -89,7 +92,9 @@ class _AskRow:
 
     def _show_prompts(self) -> None:
         """Allow / Deny for each tool prompt the running ask's agent waits on (a click acts as the user)."""
-        pending = self.board.office.employee(self.ask.agent).runner.pending_permissions if self.ask.turn else []
+        pending = (
+            self.board.office.employee(self.ask.agent).runner.pending_permissions if self.ask.turn else []
+        )
         waiting = {request.request_id: request for request in pending}
         for request_id in [request_id for request_id in self.prompts if request_id not in waiting]:
             self.prompts.pop(request_id).widget.close()
@@ -120,7 +125,9 @@ class OfficeBoard:
             self.follow_buttons[name] = button
         self.asks_box = ipywidgets.VBox()
         self.message = ipywidgets.HTML()
-        self.history_button = ipywidgets.Button(description="History", icon="history", tooltip="The unified history")
+        self.history_button = ipywidgets.Button(
+            description="History", icon="history", tooltip="The unified history"
+        )
         self.history_button.on_click(lambda _button: self.show_history())
         self.history_table = ipywidgets.HTML()
         self.follow_title = ipywidgets.HTML()
@@ -129,7 +136,9 @@ class OfficeBoard:
             [
                 self.status_line,
                 self.employees_table,
-                ipywidgets.HBox(list(self.follow_buttons.values()), layout=ipywidgets.Layout(flex_flow="row wrap")),
+                ipywidgets.HBox(
+                    list(self.follow_buttons.values()), layout=ipywidgets.Layout(flex_flow="row wrap")
+                ),
                 self.asks_box,
                 ipywidgets.HBox([self.history_button, self.message]),
                 self.history_table,
@@ -180,7 +189,9 @@ class OfficeBoard:
         self._sync_ask_rows()
         cancelled = self._cancelled_ask
         if cancelled is not None and cancelled.reply is not None:
-            self.message.value = f"ask <code>{html.escape(cancelled.id)}</code>: {html.escape(cancelled.reply.outcome)}"
+            self.message.value = (
+                f"ask <code>{html.escape(cancelled.id)}</code>: {html.escape(cancelled.reply.outcome)}"
+            )
             self._cancelled_ask = None
         self._keep_ticking(busy > 0)
 
@@ -247,7 +258,9 @@ class OfficeBoard:
         self._limiter.request()
 
     def show_error(self, error: ElynavError) -> None:
-        self.message.value = f"<span style='color:#c62828'>{html.escape(error.code)}: {html.escape(str(error))}</span>"
+        self.message.value = (
+            f"<span style='color:#c62828'>{html.escape(error.code)}: {html.escape(str(error))}</span>"
+        )
 
     def follow(self, agent: str) -> None:
         """Show the live transcript of ``agent``'s current turn (or say it is idle)."""
@@ -255,7 +268,9 @@ class OfficeBoard:
         employee = self.office.employee(agent)
         turn = employee.current_turn
         if turn is None:
-            self.follow_title.value = f"Following <b>{html.escape(agent)}</b>: idle (its next turn shows here)"
+            self.follow_title.value = (
+                f"Following <b>{html.escape(agent)}</b>: idle (its next turn shows here)"
+            )
             self.follow_area.children = ()
             return
         caller = employee.caller or ""
@@ -266,12 +281,24 @@ class OfficeBoard:
     def show_history(self) -> None:
         """Show the last rows of the unified history (refreshed at each click)."""
         frame = self.office.history()
-        columns = ["queued_at", "sender", "agent", "outcome", "prompt", "reply", "error_code", "wait_s", "run_s"]
+        columns = [
+            "queued_at",
+            "sender",
+            "agent",
+            "outcome",
+            "prompt",
+            "reply",
+            "error_code",
+            "wait_s",
+            "run_s",
+        ]
         recent = frame[columns].tail(HISTORY_ROWS).copy()
         recent["queued_at"] = recent["queued_at"].dt.strftime("%H:%M:%S")
         for column in ("prompt", "reply"):
             recent[column] = recent[column].map(lambda text: _shorten(str(text), 60))
-        table = recent.to_html(index=False, na_rep="", justify="left", float_format=lambda value: f"{value:.2f}")
+        table = recent.to_html(
+            index=False, na_rep="", justify="left", float_format=lambda value: f"{value:.2f}"
+        )
         self.history_table.value = (
             f"<b>History</b> ({len(frame)} asks, last {min(len(frame), HISTORY_ROWS)} shown){table}"
         )

@@ -40,7 +40,11 @@ class RateLimiter:
     """
 
     def __init__(
-        self, action: Callable[[], None], *, min_interval: float = 0.1, clock: Callable[[], float] = time.monotonic
+        self,
+        action: Callable[[], None],
+        *,
+        min_interval: float = 0.1,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.action = action
         self.min_interval = min_interval

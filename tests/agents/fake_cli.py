@@ -49,20 +49,54 @@ def emit(message: dict) -> None:
 
 
 def result(text: str, *, is_error: bool = False, subtype: str = "success", reason: str = "completed") -> None:
-    emit({"type": "result", "subtype": subtype, "is_error": is_error, "duration_ms": 5, "duration_api_ms": 1,
-          "num_turns": 1, "result": text, "stop_reason": "end_turn", "session_id": SESSION_ID,
-          "total_cost_usd": 0.25, "usage": {"input_tokens": 1, "output_tokens": 2}, "permission_denials": [],
-          "terminal_reason": reason})
+    emit(
+        {
+            "type": "result",
+            "subtype": subtype,
+            "is_error": is_error,
+            "duration_ms": 5,
+            "duration_api_ms": 1,
+            "num_turns": 1,
+            "result": text,
+            "stop_reason": "end_turn",
+            "session_id": SESSION_ID,
+            "total_cost_usd": 0.25,
+            "usage": {"input_tokens": 1, "output_tokens": 2},
+            "permission_denials": [],
+            "terminal_reason": reason,
+        }
+    )
 
 
 def text(content: str) -> None:
-    emit({"type": "assistant", "message": {"id": "msg_fake", "role": "assistant", "model": "fake",
-          "content": [{"type": "text", "text": content}]}, "parent_tool_use_id": None, "session_id": SESSION_ID})
+    emit(
+        {
+            "type": "assistant",
+            "message": {
+                "id": "msg_fake",
+                "role": "assistant",
+                "model": "fake",
+                "content": [{"type": "text", "text": content}],
+            },
+            "parent_tool_use_id": None,
+            "session_id": SESSION_ID,
+        }
+    )
 
 
 def init() -> None:
-    emit({"type": "system", "subtype": "init", "session_id": SESSION_ID, "model": "fake", "tools": [],
-          "mcp_servers": [], "agents": ["fake-agent"], "permissionMode": "default"})
+    emit(
+        {
+            "type": "system",
+            "subtype": "init",
+            "session_id": SESSION_ID,
+            "model": "fake",
+            "tools": [],
+            "mcp_servers": [],
+            "agents": ["fake-agent"],
+            "permissionMode": "default",
+        }
+    )
 
 
 def start_grandchild() -> int:
@@ -80,41 +114,99 @@ def run_turn(prompt: str) -> None:
     if MODE in ("hang", "deaf", "grandchild", "grandchild-interruptible"):
         if MODE not in ("hang", "deaf"):
             pid = start_grandchild()
-            emit({"type": "assistant", "message": {"id": "msg_tool", "role": "assistant", "model": "fake",
-                  "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
-                               "input": {"command": "sleep 300", "pid": pid}}]},
-                  "parent_tool_use_id": None, "session_id": SESSION_ID})
+            emit(
+                {
+                    "type": "assistant",
+                    "message": {
+                        "id": "msg_tool",
+                        "role": "assistant",
+                        "model": "fake",
+                        "content": [
+                            {
+                                "type": "tool_use",
+                                "id": "toolu_1",
+                                "name": "Bash",
+                                "input": {"command": "sleep 300", "pid": pid},
+                            }
+                        ],
+                    },
+                    "parent_tool_use_id": None,
+                    "session_id": SESSION_ID,
+                }
+            )
         if MODE == "grandchild-interruptible":
             interrupted.wait()
-            emit({"type": "user", "message": {"role": "user", "content": [
-                {"type": "text", "text": "[Request interrupted by user for tool use]"}]},
-                "parent_tool_use_id": None, "session_id": SESSION_ID})
+            emit(
+                {
+                    "type": "user",
+                    "message": {
+                        "role": "user",
+                        "content": [{"type": "text", "text": "[Request interrupted by user for tool use]"}],
+                    },
+                    "parent_tool_use_id": None,
+                    "session_id": SESSION_ID,
+                }
+            )
             result("", is_error=True, subtype="error_during_execution", reason="aborted_tools")
             interrupted.clear()
             return
         while True:
             time.sleep(1)
     if MODE == "permission":
-        emit({"type": "control_request", "request_id": "perm-1", "request": {
-            "subtype": "can_use_tool", "tool_name": "Bash", "display_name": "Bash",
-            "input": {"command": "touch created.txt"}, "description": "Create a file", "tool_use_id": "toolu_p"}})
+        emit(
+            {
+                "type": "control_request",
+                "request_id": "perm-1",
+                "request": {
+                    "subtype": "can_use_tool",
+                    "tool_name": "Bash",
+                    "display_name": "Bash",
+                    "input": {"command": "touch created.txt"},
+                    "description": "Create a file",
+                    "tool_use_id": "toolu_p",
+                },
+            }
+        )
         with permission_answered:
             permission_answered.wait_for(lambda: "perm-1" in permission_answers)
         decision = permission_answers.pop("perm-1")
         allowed = decision.get("behavior") == "allow"
         content = f"ran {decision['updatedInput']['command']}" if allowed else decision.get("message", "")
-        emit({"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_p", "content": content, "is_error": not allowed}]},
-            "parent_tool_use_id": None, "session_id": SESSION_ID})
+        emit(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "toolu_p",
+                            "content": content,
+                            "is_error": not allowed,
+                        }
+                    ],
+                },
+                "parent_tool_use_id": None,
+                "session_id": SESSION_ID,
+            }
+        )
     if MODE == "garbage":
         with write_lock:
-            sys.stdout.write("this is not json\n{\"truncated\": \n[1, 2, 3]\n")
+            sys.stdout.write('this is not json\n{"truncated": \n[1, 2, 3]\n')
             sys.stdout.flush()
     if MODE == "huge":
         payload = "x" * (50 * 1024 * 1024)
-        emit({"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_big", "content": payload}]},
-            "parent_tool_use_id": None, "session_id": SESSION_ID})
+        emit(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "toolu_big", "content": payload}],
+                },
+                "parent_tool_use_id": None,
+                "session_id": SESSION_ID,
+            }
+        )
     if MODE == "stderr-flood":
         block = ("stderr noise " * 80 + "\n").encode()
         for _ in range(8 * 1024 * 1024 // len(block)):
@@ -129,7 +221,9 @@ def main() -> int:
         sys.stderr.write("fatal: cannot start (fake)\n")
         return 1
     if MODE == "refuse-root":
-        sys.stderr.write("--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n")
+        sys.stderr.write(
+            "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n"
+        )
         return 1
     if MODE == "deaf":  # a wedged CLI: once its turn starts it answers nothing and ignores SIGINT and SIGTERM
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -147,12 +241,25 @@ def main() -> int:
             if request["subtype"] == "initialize":
                 if MODE == "slow-init":
                     continue
-                emit({"type": "control_response", "response": {"subtype": "success",
-                      "request_id": message["request_id"], "response": {"agents": [{"name": "fake-agent"}]}}})
+                emit(
+                    {
+                        "type": "control_response",
+                        "response": {
+                            "subtype": "success",
+                            "request_id": message["request_id"],
+                            "response": {"agents": [{"name": "fake-agent"}]},
+                        },
+                    }
+                )
             elif request["subtype"] == "interrupt":
                 if MODE == "deaf":
                     continue
-                emit({"type": "control_response", "response": {"subtype": "success", "request_id": message["request_id"]}})
+                emit(
+                    {
+                        "type": "control_response",
+                        "response": {"subtype": "success", "request_id": message["request_id"]},
+                    }
+                )
                 if MODE not in ("hang", "grandchild"):
                     interrupted.set()
             continue

@@ -41,13 +41,21 @@ def test_recordings_are_present():
 @pytest.mark.parametrize("path", RECORDINGS, ids=lambda path: path.stem)
 def test_every_real_line_decodes_and_every_result_becomes_turn_ended(path):
     items, messages = decode(path)
-    assert not [item for item in items if isinstance(item, AgentError) and item.code in ("INVALID_JSON", "INVALID_UTF8")]
+    assert not [
+        item
+        for item in items
+        if isinstance(item, AgentError) and item.code in ("INVALID_JSON", "INVALID_UTF8")
+    ]
     results = [message for message in messages if message.get("type") == "result"]
     ended = [item for item in items if isinstance(item, TurnEnded)]
     assert len(ended) == len(results)
     for event, message in zip(ended, results, strict=True):
         assert event.is_error == message["is_error"] and event.subtype == message["subtype"]
-    inits = [message for message in messages if message.get("type") == "system" and message.get("subtype") == "init"]
+    inits = [
+        message
+        for message in messages
+        if message.get("type") == "system" and message.get("subtype") == "init"
+    ]
     assert len([item for item in items if isinstance(item, AgentStarted)]) == len(inits)
 
 
@@ -70,7 +78,8 @@ def test_thinking_is_streamed_once():
     streamed = "".join(
         message["event"]["delta"]["thinking"]
         for message in messages
-        if message.get("type") == "stream_event" and message["event"].get("delta", {}).get("type") == "thinking_delta"
+        if message.get("type") == "stream_event"
+        and message["event"].get("delta", {}).get("type") == "thinking_delta"
     )
     assert streamed and "".join(item.text for item in items if isinstance(item, ThinkingDelta)) == streamed
 
@@ -94,7 +103,8 @@ def test_permission_prompt_and_its_withdrawal_on_interrupt():
 
 
 @pytest.mark.parametrize(
-    ("name", "reason"), [("interrupt_streaming", "aborted_streaming"), ("interrupt_running_tool", "aborted_tools")]
+    ("name", "reason"),
+    [("interrupt_streaming", "aborted_streaming"), ("interrupt_running_tool", "aborted_tools")],
 )
 def test_interrupted_turns_end_with_their_terminal_reason(name, reason):
     items, _ = decode(REAL_LINES / f"{name}.jsonl")

@@ -60,7 +60,11 @@ async def test_idle_runners_are_stopped_by_the_sweeper(tmp_path):
 @pytest.mark.anyio
 async def test_a_busy_runner_is_not_swept(tmp_path):
     manager = RunnerManager(
-        tmp_path, idle_ttl=0.2, executable=fake_cli_command(), environment={"FAKE_CLI_MODE": "hang"}, idle_timeout=60
+        tmp_path,
+        idle_ttl=0.2,
+        executable=fake_cli_command(),
+        environment={"FAKE_CLI_MODE": "hang"},
+        idle_timeout=60,
     )
     runner = await manager.get_or_create("conversation-1", None)
     turn = runner.send("long")

@@ -13,8 +13,14 @@ from .helpers import fake_cli_command
 
 
 def make_runner(tmp_path, **options) -> AgentRunner:
-    return AgentRunner(None, tmp_path, executable=fake_cli_command(), environment={"FAKE_CLI_MODE": "permission"},
-                       permission_prompts=True, **options)
+    return AgentRunner(
+        None,
+        tmp_path,
+        executable=fake_cli_command(),
+        environment={"FAKE_CLI_MODE": "permission"},
+        permission_prompts=True,
+        **options,
+    )
 
 
 def tool_result(result) -> ToolResult:
@@ -68,8 +74,13 @@ async def test_async_handler_decides(tmp_path):
         asked.append(request.tool_name)
         return request.input["command"].startswith("touch")
 
-    runner = AgentRunner(None, tmp_path, executable=fake_cli_command(), environment={"FAKE_CLI_MODE": "permission"},
-                         permission_handler=handler)
+    runner = AgentRunner(
+        None,
+        tmp_path,
+        executable=fake_cli_command(),
+        environment={"FAKE_CLI_MODE": "permission"},
+        permission_handler=handler,
+    )
     result = await runner.send("make a file")
     assert asked == ["Bash"]
     assert tool_result(result).content == "ran touch created.txt"

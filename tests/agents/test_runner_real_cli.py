@@ -22,13 +22,20 @@ CLAUDE_BINARY = os.environ.get("ELYNAV_CLAUDE_BIN") or shutil.which("claude")
 
 pytestmark = [
     pytest.mark.real_cli,
-    pytest.mark.skipif(CLAUDE_BINARY is None, reason="the claude CLI is not installed (set ELYNAV_CLAUDE_BIN)"),
+    pytest.mark.skipif(
+        CLAUDE_BINARY is None, reason="the claude CLI is not installed (set ELYNAV_CLAUDE_BIN)"
+    ),
 ]
 
 
 @pytest.fixture
 def offline_environment(tmp_path, monkeypatch):
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
     home = tmp_path / "home"
     home.mkdir()
@@ -36,7 +43,9 @@ def offline_environment(tmp_path, monkeypatch):
 
 
 @pytest.mark.anyio
-async def test_real_cli_turns_without_an_account_end_as_errors_and_the_process_lives_on(tmp_path, offline_environment):
+async def test_real_cli_turns_without_an_account_end_as_errors_and_the_process_lives_on(
+    tmp_path, offline_environment
+):
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     runner = AgentRunner(
@@ -51,7 +60,10 @@ async def test_real_cli_turns_without_an_account_end_as_errors_and_the_process_l
     for result in (first, second):
         assert result.outcome == "error"
         assert "Not logged in" in result.text
-        assert any(isinstance(event, AgentError) and "authentication_failed" in event.message for event in result.events)
+        assert any(
+            isinstance(event, AgentError) and "authentication_failed" in event.message
+            for event in result.events
+        )
         assert result.session_id == runner.session_id  # the id given with --session-id is the CLI's
     started = runner.last_started
     assert started is not None and not started.is_standin and started.cli_version.startswith("2.")

@@ -39,7 +39,7 @@ async def test_an_agent_definition_is_installed_and_run_with_its_tools(tmp_path)
     assert started is not None and started.is_standin and started.model == "elynav-standin"
     assert set(started.tools) == set(sdr.tools)
     assert "stand-in" in repr(runner)
-    assert ["--agent", "elynav-sdr"] == runner._process.argv[runner._process.argv.index("--agent"):][:2]
+    assert ["--agent", "elynav-sdr"] == runner._process.argv[runner._process.argv.index("--agent") :][:2]
     assert "--permission-mode" in runner._process.argv  # the file's mode is passed: --agent alone ignores it
 
 
@@ -93,7 +93,9 @@ async def test_cancel_during_a_tool_ends_the_tool_process(tmp_path):
                 break
         tool_pids: list[int] = []
         for _ in range(100):
-            tool_pids = [process.pid for process in runner._process.live_descendants() if process.name() == "sleep"]
+            tool_pids = [
+                process.pid for process in runner._process.live_descendants() if process.name() == "sleep"
+            ]
             if tool_pids:
                 break
             await asyncio.sleep(0.05)
@@ -132,7 +134,11 @@ async def test_denied_permission_is_reported_and_nothing_runs(tmp_path):
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("directive", "expected"),
-    [("@standin api-error", "API Error: 400"), ("@standin no-login", "Not logged in"), ("@standin max-turns", "maximum number of turns")],
+    [
+        ("@standin api-error", "API Error: 400"),
+        ("@standin no-login", "Not logged in"),
+        ("@standin max-turns", "maximum number of turns"),
+    ],
 )
 async def test_error_turns_end_with_outcome_error_and_a_message(tmp_path, directive, expected):
     async with make_runner(tmp_path) as runner:
@@ -144,7 +150,9 @@ async def test_error_turns_end_with_outcome_error_and_a_message(tmp_path, direct
 
 @pytest.mark.anyio
 async def test_more_than_a_mebibyte_of_tool_output_arrives_whole(tmp_path):
-    async with make_runner(tmp_path, permission_mode="bypassPermissions", environment={"IS_SANDBOX": "1"}) as runner:
+    async with make_runner(
+        tmp_path, permission_mode="bypassPermissions", environment={"IS_SANDBOX": "1"}
+    ) as runner:
         result = await runner.send("@standin big-result 2000000")
     [tool_result] = [event for event in result.events if isinstance(event, ToolResult)]
     assert len(tool_result.text) >= 2_000_000

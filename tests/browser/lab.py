@@ -84,6 +84,7 @@ SELECTION_JS = """(cellSelector) => {
     return {selected: having('jp-mod-selected'), active: having('jp-mod-active')};
 }"""
 
+
 def _describe_error(error: dict[str, Any]) -> str:
     traceback = "\n".join(ANSI_ESCAPE.sub("", line) for line in error.get("traceback", []))
     return f"{error.get('ename')}: {error.get('evalue')}\n{traceback}".rstrip()

@@ -61,9 +61,13 @@ PERMISSION_CELL = "await needs"
 STOP_CELL = "await office.stop()"
 
 
-def test_a_cancel_click_on_the_board_ends_the_ask_another_cell_awaits(tmp_path: Path, lab_browser: LabBrowser) -> None:
+def test_a_cancel_click_on_the_board_ends_the_ask_another_cell_awaits(
+    tmp_path: Path, lab_browser: LabBrowser
+) -> None:
     folder = tmp_path / "notebooks"
-    write_notebook(folder / NOTEBOOK, [START_OFFICE, SHOW_BOARD, SUBMIT_ASK, AWAIT_ASK, ASK_FOR_A_TOOL, STOP_OFFICE])
+    write_notebook(
+        folder / NOTEBOOK, [START_OFFICE, SHOW_BOARD, SUBMIT_ASK, AWAIT_ASK, ASK_FOR_A_TOOL, STOP_OFFICE]
+    )
 
     with LabServer.start(folder) as server, lab_browser.open_notebook(server, NOTEBOOK) as notebook:
         notebook.failure_screenshot_dir = tmp_path / "failures"

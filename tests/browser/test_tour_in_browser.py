@@ -20,7 +20,9 @@ SCREENSHOT = Path("/tmp/browser_tour.png")
 def code_cells(notebook: Path) -> list[tuple[int, str]]:
     """(index among all cells, source) of each code cell, in order."""
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-    return [(index, "".join(cell["source"])) for index, cell in enumerate(cells) if cell["cell_type"] == "code"]
+    return [
+        (index, "".join(cell["source"])) for index, cell in enumerate(cells) if cell["cell_type"] == "code"
+    ]
 
 
 def test_the_tour_runs_in_jupyterlab_and_its_widgets_render(tmp_path: Path, lab_browser: LabBrowser) -> None:

@@ -18,7 +18,11 @@ def test_full_link() -> None:
 
 @pytest.mark.parametrize(
     "link",
-    [f"https://docs.example.org/docs/{V4}", f"https://docs.example.org:443/docs/{V4}/?tab=1#x", f"  https://docs.example.org/docs/{V4}/ "],
+    [
+        f"https://docs.example.org/docs/{V4}",
+        f"https://docs.example.org:443/docs/{V4}/?tab=1#x",
+        f"  https://docs.example.org/docs/{V4}/ ",
+    ],
 )
 def test_link_variants(link: str) -> None:
     assert parse_docs_url(link) == DocAddress("https://docs.example.org", V4)
@@ -32,7 +36,9 @@ def test_bare_uuid_needs_instance() -> None:
     with pytest.raises(InvalidInput) as caught:
         parse_docs_url(V4)
     assert caught.value.details["reason"] == "INSTANCE_NOT_SET"
-    assert parse_docs_url(V4, instance="https://docs.example.org/") == DocAddress("https://docs.example.org", V4)
+    assert parse_docs_url(V4, instance="https://docs.example.org/") == DocAddress(
+        "https://docs.example.org", V4
+    )
 
 
 def test_other_instance_is_a_mismatch() -> None:

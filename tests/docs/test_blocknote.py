@@ -107,7 +107,10 @@ def test_update_keeps_type_props_and_unknown_marks() -> None:
     block = blocknote.read_blocks(doc)[0]
     assert block.type == "checkListItem" and block.props["checked"] is True
     assert block.text == "to do **now** é😀"
-    assert text_node.diff()[0] == ("to", {"textColor": {"stringValue": "red"}, "comment--abcd1234": {"threadId": "t"}})
+    assert text_node.diff()[0] == (
+        "to",
+        {"textColor": {"stringValue": "red"}, "comment--abcd1234": {"threadId": "t"}},
+    )
 
 
 def test_update_with_hard_breaks_and_multibyte() -> None:
@@ -155,14 +158,20 @@ def _custom_document() -> tuple[Doc, dict[str, str]]:
     doc = Doc()
     with doc.transaction():
         root = _fragment(doc).children.append(XmlElement("blockGroup"))
-        callout = root.children.append(XmlElement("blockContainer", {"id": "c"}, [XmlElement("callout", {"emoji": "💡"})]))
+        callout = root.children.append(
+            XmlElement("blockContainer", {"id": "c"}, [XmlElement("callout", {"emoji": "💡"})])
+        )
         callout.children[0].children.append(XmlText()).insert(0, "note", {})
-        linked = root.children.append(XmlElement("blockContainer", {"id": "l"}, [XmlElement("paragraph", {})]))
+        linked = root.children.append(
+            XmlElement("blockContainer", {"id": "l"}, [XmlElement("paragraph", {})])
+        )
         paragraph = linked.children[0]
         paragraph.children.append(XmlText()).insert(0, "see ", {})
         paragraph.children.append(XmlElement("interlinkingLinkInline", {"docId": "d1", "title": "Other"}))
         old = root.children.append(
-            XmlElement("blockContainer", {"id": "o", "textColor": "red"}, [XmlElement("paragraph", {"level": 2.0})])
+            XmlElement(
+                "blockContainer", {"id": "o", "textColor": "red"}, [XmlElement("paragraph", {"level": 2.0})]
+            )
         )
         old.children[0].children.append(XmlText()).insert(0, "old", {"bold--abcdefgh": True})
     return doc, {"callout": "c", "linked": "l", "old": "o"}
@@ -186,9 +195,16 @@ def test_custom_blocks_are_opaque_and_never_rewritten() -> None:
 def test_blocks_to_markdown() -> None:
     doc = Doc()
     last = blocknote.insert_block(doc, "T", "heading", level=1)
-    for text, block_type in [("# not a heading", "paragraph"), ("one", "numberedListItem"), ("two", "numberedListItem")]:
+    for text, block_type in [
+        ("# not a heading", "paragraph"),
+        ("one", "numberedListItem"),
+        ("two", "numberedListItem"),
+    ]:
         last = blocknote.insert_block(doc, text, block_type, after=last)
-    assert blocknote.blocks_to_markdown(blocknote.read_blocks(doc)) == "# T\n\n\\# not a heading\n\n1. one\n2. two\n"
+    assert (
+        blocknote.blocks_to_markdown(blocknote.read_blocks(doc))
+        == "# T\n\n\\# not a heading\n\n1. one\n2. two\n"
+    )
 
 
 def test_page_breaks_pdfs_and_columns_are_read_as_opaque_blocks_and_kept() -> None:
@@ -198,7 +214,9 @@ def test_page_breaks_pdfs_and_columns_are_read_as_opaque_blocks_and_kept() -> No
         root = fragment.children.append(XmlElement("blockGroup"))
         root.children.append(XmlElement("blockContainer", {"id": "pb"}, [XmlElement("pageBreak")]))
         root.children.append(
-            XmlElement("blockContainer", {"id": "pdf"}, [XmlElement("pdf", {"url": "/media/a.pdf", "name": "a.pdf"})])
+            XmlElement(
+                "blockContainer", {"id": "pdf"}, [XmlElement("pdf", {"url": "/media/a.pdf", "name": "a.pdf"})]
+            )
         )
         columns = root.children.append(XmlElement("columnList", {"id": "cols"}))
         for column_id, word in (("left", "gauche"), ("right", "droite")):

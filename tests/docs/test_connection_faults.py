@@ -232,7 +232,9 @@ class MinimalHocuspocus:
             await self.send(websocket, encode_message(Ping()))
         elif isinstance(message, SyncStep1):
             await self.send(websocket, encode_message(SyncStep1(name, self.room.get_state())))
-            await self.send(websocket, encode_message(SyncStep2(name, self.room.get_update(message.state_vector))))
+            await self.send(
+                websocket, encode_message(SyncStep2(name, self.room.get_update(message.state_vector)))
+            )
         elif isinstance(message, (SyncStep2, SyncUpdate)):
             self.room.apply_update(message.update)
             await self.send(websocket, encode_message(SyncStatus(name, True)))
@@ -246,7 +248,9 @@ async def test_fragmented_messages_are_joined_and_a_ping_gets_a_pong() -> None:
         try:
             insert_block(connection.doc, "sent whole, acknowledged in fragments")
             await connection.await_flush(timeout=5)
-            assert [block.text for block in read_blocks(server.room)] == ["sent whole, acknowledged in fragments"]
+            assert [block.text for block in read_blocks(server.room)] == [
+                "sent whole, acknowledged in fragments"
+            ]
             assert any(isinstance(message, Pong) for message in server.received)
         finally:
             await connection.close()
@@ -320,7 +324,10 @@ async def test_an_ack_left_over_from_before_a_reset_does_not_end_the_new_handsha
             flushed_at = asyncio.get_running_loop().time()
             assert connection.reset_count == 1
             assert server.step2_applied_at is not None and flushed_at >= server.step2_applied_at
-            assert {block.text for block in read_blocks(server.room)} == {"before the reset", "also before the reset"}
+            assert {block.text for block in read_blocks(server.room)} == {
+                "before the reset",
+                "also before the reset",
+            }
         finally:
             await connection.close()
 

@@ -14,15 +14,18 @@ DOC = "doc"
     ("message", "hex_bytes"),
     [  # design note §1.3, verified against live frames
         (frames.AuthToken(DOC, ""), "03646f63020000"),
-        (frames.AuthToken(DOC, "abc"), "03646f6302000361626"  "3"),
+        (frames.AuthToken(DOC, "abc"), "03646f63020003616263"),
         (frames.Authenticated(DOC, "read-write"), "03646f6302020a726561642d7772697465"),
-        (frames.Authenticated(DOC, "readonly"), "03646f630202087265616" "46f6e6c79"),
-        (frames.PermissionDenied(DOC, "permission-denied"), "03646f630201117065726d697373696f6e2d64656e696564"),
+        (frames.Authenticated(DOC, "readonly"), "03646f63020208726561646f6e6c79"),
+        (
+            frames.PermissionDenied(DOC, "permission-denied"),
+            "03646f630201117065726d697373696f6e2d64656e696564",
+        ),
         (frames.SyncStep1(DOC, b"\x00"), "03646f6300000100"),
         (frames.SyncStep2(DOC, b"\x00\x00"), "03646f630001020000"),
         (frames.SyncStatus(DOC, True), "03646f630801"),
         (frames.SyncStatus(DOC, False), "03646f630800"),
-        (frames.Close(DOC, "Reset Connection"), "03646f63071052657365742043" "6f6e6e656374696f6e"),
+        (frames.Close(DOC, "Reset Connection"), "03646f630710526573657420436f6e6e656374696f6e"),
         (frames.QueryAwareness(DOC), "03646f6303"),
         (frames.Ping(), "09"),
         (frames.Pong(), "0a"),
@@ -78,7 +81,7 @@ def test_large_update_length_prefix() -> None:
         "03646f6363",  # unknown message type
         "03646f630203",  # unknown auth type
         "03646f63080100",  # trailing byte
-        "02c328" "00000100",  # invalid UTF-8 in the name
+        "02c32800000100",  # invalid UTF-8 in the name
         "ffffffffffffffffff7f",  # over-long varUint
     ],
 )

@@ -71,7 +71,10 @@ def test_large_texts_parse() -> None:
 
 # --- property tests ------------------------------------------------------------------------------
 
-_ALPHABET = st.sampled_from(list("ab é日😀 ") + ["*", "**", "_", "__", "~~", "~", "`", "``", "[", "]", "(", ")", "\\", "!", "<", ">", "\n"])
+_ALPHABET = st.sampled_from(
+    list("ab é日😀 ")
+    + ["*", "**", "_", "__", "~~", "~", "`", "``", "[", "]", "(", ")", "\\", "!", "<", ">", "\n"]
+)
 _MARKDOWN = st.lists(_ALPHABET, max_size=30).map("".join)
 _WORD = st.text(alphabet=st.sampled_from(list("abcXé日😀*_~`[]\\()!<> ")), min_size=1, max_size=8)
 
@@ -124,7 +127,18 @@ def test_render_never_loses_text(runs: list[InlineRun]) -> None:
 
 
 @settings(max_examples=120, deadline=None)
-@given(st.lists(st.tuples(st.text(alphabet="abcé", min_size=1, max_size=5), st.booleans(), st.booleans(), st.booleans(), st.booleans()), max_size=6))
+@given(
+    st.lists(
+        st.tuples(
+            st.text(alphabet="abcé", min_size=1, max_size=5),
+            st.booleans(),
+            st.booleans(),
+            st.booleans(),
+            st.booleans(),
+        ),
+        max_size=6,
+    )
+)
 def test_runs_with_word_edges_round_trip(pieces: list[tuple[str, bool, bool, bool, bool]]) -> None:
     runs: list[InlineRun] = []
     for text, b, i, s, c in pieces:  # marked words separated by spaces, as people write them

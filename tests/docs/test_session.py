@@ -91,7 +91,9 @@ async def test_watch_yields_changes_made_by_someone_else(sandbox: DocsSandbox) -
         assert block_id in change.changed_block_ids
         assert [block.text for block in change.blocks] == ["typed by Bob"]
         own_edits = alice_doc.watch(timeout=0.5)
-        mine = await alice_doc.insert_block("my own edit")  # our own write, echoed back, is not a remote change
+        mine = await alice_doc.insert_block(
+            "my own edit"
+        )  # our own write, echoed back, is not a remote change
         assert [change async for change in own_edits] == []
 
         await bob_doc.update_block(block_id, "typed by Bob, then fixed")  # after our write: only Bob's block
@@ -225,7 +227,9 @@ async def test_rights_lost_in_a_reset_are_seen_at_the_next_write(sandbox: DocsSa
             await doc.insert_block("not any more")
 
 
-async def test_writes_do_not_re_read_the_whole_document(sandbox: DocsSandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_writes_do_not_re_read_the_whole_document(
+    sandbox: DocsSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A re-read is O(blocks): after every write it made inserts into long documents slow (79 ms at
     1,100 blocks). The snapshot for telling our changes from others' is taken only when others edit."""
     from elynav_nb.docs import blocknote

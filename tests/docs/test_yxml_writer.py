@@ -18,9 +18,13 @@ Edit = Callable[[Doc[Any], list[str]], None]
 
 EDITS: list[Edit] = [
     lambda doc, ids: ids.append(insert_block(doc, "plain text")),
-    lambda doc, ids: ids.append(insert_block(doc, "**bold** and [a link](https://example.org) é", after=ids[0])),
+    lambda doc, ids: ids.append(
+        insert_block(doc, "**bold** and [a link](https://example.org) é", after=ids[0])
+    ),
     lambda doc, ids: ids.append(insert_block(doc, "line one\nline *two*\n\nline four", type="quote")),
-    lambda doc, ids: ids.append(insert_block(doc, "def f():\n    return 1", type="codeBlock", language="python")),
+    lambda doc, ids: ids.append(
+        insert_block(doc, "def f():\n    return 1", type="codeBlock", language="python")
+    ),
     lambda doc, ids: ids.append(insert_block(doc, "Title", type="heading", level=2)),
     lambda doc, ids: ids.append(insert_block(doc, "done", type="checkListItem", checked=True)),
     lambda doc, ids: update_block_text(doc, ids[0], "plain **text** grows\nover two lines"),

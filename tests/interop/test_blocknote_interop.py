@@ -29,7 +29,11 @@ def _every_writable_block() -> Doc:
     doc = Doc()
     last = blocknote.insert_block(doc, "Title with **bold**", "heading", level=2)
     entries: list[tuple[str, str, dict[str, Any]]] = [
-        ("plain **bold** *italic* ~~strike~~ `code` and [a link](https://example.org/a?b=1)", "paragraph", {}),
+        (
+            "plain **bold** *italic* ~~strike~~ `code` and [a link](https://example.org/a?b=1)",
+            "paragraph",
+            {},
+        ),
         ("first line\nsecond line", "paragraph", {}),
         ("Level one", "heading", {"level": 1}),
         ("Level three *it*", "heading", {"level": 3}),
@@ -85,12 +89,16 @@ def _invalid_document() -> Doc:
     fragment = doc.get(blocknote.DOCUMENT_FRAGMENT, type=XmlFragment)
     with doc.transaction():
         root = fragment.children.append(XmlElement("blockGroup"))
-        container = root.children.append(XmlElement("blockContainer", {"id": "11111111-1111-4111-8111-111111111111"}))
+        container = root.children.append(
+            XmlElement("blockContainer", {"id": "11111111-1111-4111-8111-111111111111"})
+        )
         paragraph = container.children.append(XmlElement("paragraph", {}))
         text = paragraph.children.append(XmlText())
         text.insert(0, "bad mark", {"sparkle": {}})
         root.children.append(XmlElement("blockContainer", {"id": "22222222-2222-4222-8222-222222222222"}))
-        odd = root.children.append(XmlElement("blockContainer", {"id": "33333333-3333-4333-8333-333333333333"}))
+        odd = root.children.append(
+            XmlElement("blockContainer", {"id": "33333333-3333-4333-8333-333333333333"})
+        )
         odd.children.append(XmlElement("notABlock", {}))
     return doc
 
@@ -139,7 +147,9 @@ def _runs_from_blocknote_content(content: list[dict[str, Any]]) -> list[InlineRu
             )
         elif item["type"] == "link":
             for inner in _runs_from_blocknote_content(item["content"]):
-                runs.append(InlineRun(inner.text, inner.bold, inner.italic, inner.strike, inner.code, item["href"]))
+                runs.append(
+                    InlineRun(inner.text, inner.bold, inner.italic, inner.strike, inner.code, item["href"])
+                )
     return runs
 
 
@@ -216,7 +226,8 @@ BLOCKNOTE_BLOCKS = [
 
 def test_blocknote_written_content_is_read_right(node_peer: NodeRunner) -> None:
     results = node_peer(
-        "blocknote_writer.mjs", {"documents": [{"markdown": BLOCKNOTE_MARKDOWN}, {"blocks": BLOCKNOTE_BLOCKS}]}
+        "blocknote_writer.mjs",
+        {"documents": [{"markdown": BLOCKNOTE_MARKDOWN}, {"blocks": BLOCKNOTE_BLOCKS}]},
     )["results"]
     from_markdown, from_blocks = results
 
@@ -229,7 +240,9 @@ def test_blocknote_written_content_is_read_right(node_peer: NodeRunner) -> None:
         "Paragraph with **bold**, *italic*, ~~strike~~, `code`, [a link](https://example.org/x) and ***both***."
     )
     # CommonMark (BlockNote's parser) keeps "**bold **then" literal, and keeps the space after the break
-    assert python_blocks[4].text == "Bold with trailing space: \\*\\*bold \\*\\*then text, and a hard\n break."
+    assert (
+        python_blocks[4].text == "Bold with trailing space: \\*\\*bold \\*\\*then text, and a hard\n break."
+    )
     assert python_blocks[5].children[0].children[0].text == "deeper"
     assert python_blocks[-1].type == "codeBlock" and python_blocks[-1].text == 'const a = "`x`";'
     assert not any(block.opaque for top in python_blocks for block in top.walk())

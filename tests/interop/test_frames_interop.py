@@ -67,7 +67,9 @@ def test_server_frames_decode(produced: dict) -> None:
     assert server["close_reason"] == frames.Close(ROOM, REASON)
     assert server["stateless"] == frames.Stateless(ROOM, STATELESS)
     assert server["sync_step_1"] == frames.SyncStep1(ROOM, _bytes(produced["room_state_vector"]))
-    assert server["sync_reply_step_1"] == frames.SyncStep1(ROOM, _bytes(produced["room_state_vector"]), reply=True)
+    assert server["sync_reply_step_1"] == frames.SyncStep1(
+        ROOM, _bytes(produced["room_state_vector"]), reply=True
+    )
     assert server["update"] == frames.SyncUpdate(ROOM, _bytes(produced["room_update"]))
     assert server["query_awareness"] == frames.QueryAwareness(ROOM)
     for label, frame in produced["server"].items():

@@ -18,7 +18,9 @@ FAST_STOP = StopBounds(close_stdin=2.0, sigint=2.0, sigterm=1.0, sigkill=1.0, or
 def worker(name: str, *, delegates: bool = True) -> AgentDefinition:
     """A small test agent; with ``delegates`` it may run ``elynav ask`` through its Bash tool."""
     tools = ("Read", ASK_RULE) if delegates else ("Read",)
-    return AgentDefinition(name=name, description=f"test agent {name}", tools=tools, prompt=f"You are {name}.")
+    return AgentDefinition(
+        name=name, description=f"test agent {name}", tools=tools, prompt=f"You are {name}."
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +36,9 @@ async def make_office(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
     """``await make_office(agents, **options)`` -> a started office on a fresh workspace (stopped after)."""
     offices: list[Office] = []
 
-    async def start(agents: list[Any] | None = None, *, workspace: Path | None = None, **options: Any) -> Office:
+    async def start(
+        agents: list[Any] | None = None, *, workspace: Path | None = None, **options: Any
+    ) -> Office:
         options.setdefault("stop_bounds", FAST_STOP)
         options.setdefault("interrupt_timeout", 3.0)
         office = Office(workspace or tmp_path / "workspace", agents, executable="standin", **options)

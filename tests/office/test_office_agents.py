@@ -45,8 +45,6 @@ def chain_prompt(agents: list[str], last: str) -> str:
     return text
 
 
-
-
 async def test_an_agent_delegates_with_elynav_ask_and_the_office_knows_who_asked(make_office):
     office = await make_office([worker("w-a"), worker("w-b")])
     reply = await office.ask("w-a", "@standin ask w-b Prépare la relance")
@@ -57,13 +55,18 @@ async def test_an_agent_delegates_with_elynav_ask_and_the_office_knows_who_asked
     assert history["parent_id"].iloc[1] == reply.ask_id and list(history["outcome"]) == ["done", "done"]
     assert list(office.history("w-b")["ask_id"]) == [history["ask_id"].iloc[1]]
     started = office.employee("w-a").runner.last_started
-    assert started is not None and started.tools == ("Read", "Bash")  # like the real CLI: the rule's tool is listed
+    assert started is not None and started.tools == (
+        "Read",
+        "Bash",
+    )  # like the real CLI: the rule's tool is listed
 
 
 async def test_a_cancel_cascades_down_a_depth_five_chain_of_real_processes(make_office):
     office = await make_office([worker(name) for name in CHAIN])
     root = office.submit("w-a", chain_prompt(CHAIN, "@standin sleep-tool 120"))
-    assert await wait_until(lambda: len([ask for ask in office.asks if ask.status == "running"]) == 6, timeout=30)
+    assert await wait_until(
+        lambda: len([ask for ask in office.asks if ask.status == "running"]) == 6, timeout=30
+    )
     assert await wait_until(lambda: leaf_runs_its_tool(office, "w-f"), timeout=30)
     asks = sorted(office.asks, key=lambda ask: CHAIN.index(ask.agent))
     assert [(ask.sender, ask.agent) for ask in asks] == [(USER, "w-a"), *itertools.pairwise(CHAIN)]
@@ -93,13 +96,21 @@ async def test_a_cancel_cascades_down_a_depth_five_chain_of_real_processes(make_
 async def test_cycles_through_real_processes_are_refused_at_once(make_office, agents, cycle):
     office = await make_office([worker(name) for name in agents])
     replies = {}
-    office.add_listener(lambda event, ask: replies.setdefault(ask.agent, ask.reply) if event == "ended" else None)
+    office.add_listener(
+        lambda event, ask: replies.setdefault(ask.agent, ask.reply) if event == "ended" else None
+    )
     reply = await asyncio.wait_for(office.ask("w-a", chain_prompt([*agents, "w-a"], "hello")), timeout=30)
     assert reply.outcome == "done"  # every turn ended; the refused ask came back as an error to its caller
     history = office.history()
-    assert (history["outcome"] == "done").all() and len(history) == len(agents)  # the refused ask was never queued
+    assert (history["outcome"] == "done").all() and len(history) == len(
+        agents
+    )  # the refused ask was never queued
     refused_in = tool_text(replies[agents[-1]])  # the last agent's `elynav ask` was refused
-    assert "DEADLOCK: " in refused_in and cycle in refused_in and "exited with code 2" in replies[agents[-1]].text
+    assert (
+        "DEADLOCK: " in refused_in
+        and cycle in refused_in
+        and "exited with code 2" in replies[agents[-1]].text
+    )
 
 
 async def test_an_agent_cannot_cancel_another_agents_ask_even_with_its_name_and_token(make_office):
@@ -133,7 +144,9 @@ async def test_an_agent_may_cancel_the_ask_it_sent(make_office):
     assert list(history["outcome"]) == ["cancelled"] and list(history["cancelled_by"]) == ["w-a"]
 
 
-async def test_kill_9_of_a_cli_mid_turn_gives_a_failed_reply_and_the_next_ask_resumes_the_session(make_office):
+async def test_kill_9_of_a_cli_mid_turn_gives_a_failed_reply_and_the_next_ask_resumes_the_session(
+    make_office,
+):
     office = await make_office([worker("w-a"), worker("w-b")])
     first = await office.ask("w-a", "remember me")
     outer = office.submit("w-a", "@standin ask w-b @standin sleep-tool 60")
@@ -144,7 +157,9 @@ async def test_kill_9_of_a_cli_mid_turn_gives_a_failed_reply_and_the_next_ask_re
     outer_reply = await asyncio.wait_for(outer, timeout=15)
     inner_reply = await asyncio.wait_for(inner, timeout=15)
     assert outer_reply.outcome == "failed" and outer_reply.error_code == "CLI_EXITED"
-    assert inner_reply.outcome == "cancelled" and inner.parent is outer  # the logical cascade, no process had to die
+    assert (
+        inner_reply.outcome == "cancelled" and inner.parent is outer
+    )  # the logical cascade, no process had to die
     assert orphan_candidates  # the `elynav ask` run by a's Bash, in a session of its own
     _, still_alive = await asyncio.to_thread(psutil.wait_procs, orphan_candidates, 10)
     assert still_alive == []  # left under PID 1 by the kill, it got its cancelled reply and exited

@@ -77,7 +77,9 @@ async def test_try_ask_refuses_a_busy_employee_and_queues_nothing(make_office):
         ("w-a", "hi", {"parent": "no-such-ask"}, AskNotFound),
     ],
 )
-async def test_bad_input_gets_a_typed_error_and_the_office_keeps_serving(make_office, to, text, options, error_class):
+async def test_bad_input_gets_a_typed_error_and_the_office_keeps_serving(
+    make_office, to, text, options, error_class
+):
     office = await make_office([worker("w-a")])
     with pytest.raises(error_class):
         office.submit(to, text, **options)
@@ -208,7 +210,10 @@ async def test_a_turn_being_cancelled_may_not_ask_anyone(make_office):
     assert outer.cancelling
     with pytest.raises(NotAllowed, match="being cancelled"):
         office.submit("w-b", "too late", sender="w-a")
-    assert office.employee("w-b").queue == type(office.employee("w-b").queue)() and office.employee("w-b").current is None
+    assert (
+        office.employee("w-b").queue == type(office.employee("w-b").queue)()
+        and office.employee("w-b").current is None
+    )
     await outer
 
 
@@ -247,13 +252,19 @@ async def test_a_new_office_on_the_workspace_resumes_each_employees_conversation
 
 async def test_a_timeout_cascades_like_a_cancel(make_office):
     office = await make_office([worker("w-a"), worker("w-b"), worker("w-c")])
-    outer = office.submit("w-a", SLOW + "outer", timeout=3.0)  # room for the CLIs to start on a loaded machine
+    outer = office.submit(
+        "w-a", SLOW + "outer", timeout=3.0
+    )  # room for the CLIs to start on a loaded machine
     assert await wait_until(lambda: outer.turn is not None or outer.done)
     middle = office.submit("w-b", SLOW + "middle", sender="w-a")
     await wait_until(lambda: middle.turn is not None or middle.done)
     inner = office.submit("w-c", SLOW + "inner", sender="w-b")
     replies = await asyncio.wait_for(asyncio.gather(outer, middle, inner), timeout=15)
-    assert [reply.outcome for reply in replies] == ["timeout", "timeout", "timeout"]  # the children share its deadline
+    assert [reply.outcome for reply in replies] == [
+        "timeout",
+        "timeout",
+        "timeout",
+    ]  # the children share its deadline
     assert all(employee.status == "idle" for employee in office.employees.values())
 
 
@@ -275,7 +286,9 @@ async def test_a_cycle_through_a_queued_ask_is_refused_at_once(make_office):
     assert {reply.outcome for reply in replies} == {"cancelled"}
 
 
-async def test_a_conversation_that_cannot_be_resumed_is_replaced_by_a_new_one_with_a_note(make_office, tmp_path):
+async def test_a_conversation_that_cannot_be_resumed_is_replaced_by_a_new_one_with_a_note(
+    make_office, tmp_path
+):
     workspace = tmp_path / "lost"
     first_office = await make_office([worker("w-a")], workspace=workspace)
     first = await first_office.ask("w-a", "bonjour")
@@ -300,5 +313,7 @@ async def test_a_headless_employee_is_allowed_the_tools_its_definition_lists(mak
     argv = runner._process.argv
     allowed = argv[argv.index("--allowedTools") + 1 :]
     assert reply.outcome == "done"
-    assert allowed[: len(builtin_agents()["elynav-orchestrator"].tools)] == list(builtin_agents()["elynav-orchestrator"].tools)
+    assert allowed[: len(builtin_agents()["elynav-orchestrator"].tools)] == list(
+        builtin_agents()["elynav-orchestrator"].tools
+    )
     assert "mcp__crm__pipeline_summary" in allowed and "Bash(elynav ask:*)" in allowed

@@ -15,8 +15,6 @@ from .helpers import wait_until
 pytestmark = pytest.mark.anyio
 
 
-
-
 async def test_the_board_shows_busy_employees_and_a_cancel_click_ends_the_running_ask(make_office):
     office = await make_office([worker("w-a"), worker("w-b")])
     board = office.board()
@@ -37,7 +35,9 @@ async def test_the_board_shows_busy_employees_and_a_cancel_click_ends_the_runnin
     assert (await queued).outcome == "done"  # the queue went on
     assert await wait_until(lambda: board.rows == {} and "0 busy" in board.status_line.value)
     assert board.asks_box.children == ()
-    assert board.message.value == f"ask <code>{running.id}</code>: cancelled"  # the click's outcome, once known
+    assert (
+        board.message.value == f"ask <code>{running.id}</code>: cancelled"
+    )  # the click's outcome, once known
 
 
 async def test_follow_shows_the_live_transcript_of_the_busy_employee(make_office):

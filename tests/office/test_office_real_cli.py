@@ -22,17 +22,34 @@ CLAUDE_BINARY = os.environ.get("ELYNAV_CLAUDE_BIN") or shutil.which("claude")
 pytestmark = [
     pytest.mark.real_cli,
     pytest.mark.anyio,
-    pytest.mark.skipif(CLAUDE_BINARY is None, reason="the claude CLI is not installed (set ELYNAV_CLAUDE_BIN)"),
+    pytest.mark.skipif(
+        CLAUDE_BINARY is None, reason="the claude CLI is not installed (set ELYNAV_CLAUDE_BIN)"
+    ),
 ]
 
 
 async def test_asks_to_the_real_cli_without_an_account_fail_with_its_diagnostic(tmp_path, monkeypatch):
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
     home = tmp_path / "home"
     home.mkdir()
-    environment = {"HOME": str(home), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
-    office = Office(tmp_path / "workspace", [worker("w-a")], executable=CLAUDE_BINARY, environment=environment, stop_bounds=FAST_STOP)
+    environment = {
+        "HOME": str(home),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+    }
+    office = Office(
+        tmp_path / "workspace",
+        [worker("w-a")],
+        executable=CLAUDE_BINARY,
+        environment=environment,
+        stop_bounds=FAST_STOP,
+    )
     async with office:
         first = await office.ask("w-a", "bonjour")
         second = await office.ask("w-a", "encore")

@@ -75,7 +75,9 @@ def test_only_the_user_or_the_sender_may_cancel(sender, caller, allowed):
 
 
 def test_requests_round_trip_through_the_wire():
-    assert decode_request(encode_ask_request("b", "héllo\nworld", 12)) == AskRequest("b", "héllo\nworld", 12.0)
+    assert decode_request(encode_ask_request("b", "héllo\nworld", 12)) == AskRequest(
+        "b", "héllo\nworld", 12.0
+    )
     assert decode_request(encode_ask_request("b", "x")) == AskRequest("b", "x", None)
     assert decode_request(encode_cancel_request("abc")) == CancelRequest("abc")
     assert encode_ask_request("b", "x").endswith(b"\n") and encode_ask_request("b", "x").count(b"\n") == 1
@@ -113,12 +115,48 @@ def test_an_error_answer_comes_back_as_the_same_typed_error():
 def test_history_folds_records_into_one_row_per_ask_and_skips_torn_lines(tmp_path):
     log = HistoryLog(tmp_path / "history.jsonl")
     start = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
-    log.append({"record": "ask", "ask_id": "a1", "parent_id": None, "sender": "user", "agent": "b", "prompt": "p", "queued_at": start})
-    log.append({"record": "start", "ask_id": "a1", "started_at": start + timedelta(seconds=2), "session_id": "s1"})
-    log.append({"record": "ask", "ask_id": "a2", "parent_id": "a1", "sender": "b", "agent": "c", "prompt": "q", "queued_at": start})
-    log.append({"record": "end", "ask_id": "a1", "outcome": "done", "reply": "r", "error_code": "", "error": "",
-                "cancelled_by": "", "ended_at": start + timedelta(seconds=5), "session_id": "s1", "cost_usd": 0.5})
-    log.append({"record": "end", "ask_id": "a1", "outcome": "failed", "ended_at": start})  # a second end is ignored
+    log.append(
+        {
+            "record": "ask",
+            "ask_id": "a1",
+            "parent_id": None,
+            "sender": "user",
+            "agent": "b",
+            "prompt": "p",
+            "queued_at": start,
+        }
+    )
+    log.append(
+        {"record": "start", "ask_id": "a1", "started_at": start + timedelta(seconds=2), "session_id": "s1"}
+    )
+    log.append(
+        {
+            "record": "ask",
+            "ask_id": "a2",
+            "parent_id": "a1",
+            "sender": "b",
+            "agent": "c",
+            "prompt": "q",
+            "queued_at": start,
+        }
+    )
+    log.append(
+        {
+            "record": "end",
+            "ask_id": "a1",
+            "outcome": "done",
+            "reply": "r",
+            "error_code": "",
+            "error": "",
+            "cancelled_by": "",
+            "ended_at": start + timedelta(seconds=5),
+            "session_id": "s1",
+            "cost_usd": 0.5,
+        }
+    )
+    log.append(
+        {"record": "end", "ask_id": "a1", "outcome": "failed", "ended_at": start}
+    )  # a second end is ignored
     with open(log.path, "ab") as handle:
         handle.write(b'{"record": "end", "ask_id": "a2", "outco')  # a kernel killed mid-write
     log = HistoryLog(log.path)  # the next office opens the file

@@ -50,8 +50,6 @@ async def start_elynav(*arguments: str, socket_path: Path) -> asyncio.subprocess
     )
 
 
-
-
 def raw_request(socket_path: Path, payload: bytes, *, close_after_send: bool = False) -> list[dict]:
     """Send raw bytes to the office socket; the decoded answers until it closes."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
@@ -69,7 +67,9 @@ def raw_request(socket_path: Path, payload: bytes, *, close_after_send: bool = F
 
 async def test_elynav_ask_from_a_subprocess_prints_the_reply_and_exits_zero(make_office):
     office = await make_office([worker("w-a")])
-    code, stdout, stderr = await run_elynav("ask", "w-a", "Bonjour", "à", "tous", socket_path=office.socket_path)
+    code, stdout, stderr = await run_elynav(
+        "ask", "w-a", "Bonjour", "à", "tous", socket_path=office.socket_path
+    )
     assert code == 0, stderr
     assert stdout.strip().endswith("You said: Bonjour à tous")
     history = office.history()
@@ -95,7 +95,9 @@ async def test_killing_elynav_ask_cancels_its_ask(make_office, signal_number):
 
 async def test_the_exit_code_says_the_outcome(make_office):
     office = await make_office([worker("w-a")])
-    code, _, stderr = await run_elynav("ask", "w-a", "@standin slow 20\nslow", "--timeout", "0.5", socket_path=office.socket_path)
+    code, _, stderr = await run_elynav(
+        "ask", "w-a", "@standin slow 20\nslow", "--timeout", "0.5", socket_path=office.socket_path
+    )
     assert code == 4 and "timeout" in stderr and "AGENT_TIMEOUT" in stderr
     process = await start_elynav("ask", "w-a", "@standin slow 20\nslow", socket_path=office.socket_path)
     assert await wait_until(lambda: office.employee("w-a").current is not None)

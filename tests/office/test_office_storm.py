@@ -59,7 +59,9 @@ async def test_random_cancels_leave_no_pending_ask_no_busy_flag_and_no_process(m
     assert await _no_tool_process_left(office)
     cli_pids = [employee.runner.pid for employee in office.employees.values() if employee.runner.is_running]
     await office.stop()
-    assert not [pid for pid in cli_pids if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
+    assert not [
+        pid for pid in cli_pids if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"
+    ]
 
 
 async def _no_tool_process_left(office) -> bool:

@@ -104,7 +104,9 @@ class ClaudeStreamDecoder:
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError:
-                return [AgentError("stdout line is not valid UTF-8", code="INVALID_UTF8", excerpt=_excerpt(line))]
+                return [
+                    AgentError("stdout line is not valid UTF-8", code="INVALID_UTF8", excerpt=_excerpt(line))
+                ]
         else:
             text = line
         if not text.strip():
@@ -112,12 +114,20 @@ class ClaudeStreamDecoder:
         try:
             message = json.loads(text)
         except json.JSONDecodeError as error:
-            return [AgentError(f"stdout line is not JSON ({error.msg})", code="INVALID_JSON", excerpt=_excerpt(text))]
+            return [
+                AgentError(
+                    f"stdout line is not JSON ({error.msg})", code="INVALID_JSON", excerpt=_excerpt(text)
+                )
+            ]
         return self._decode_value(message, line)
 
     def _decode_value(self, message: Any, line: bytes | str) -> list[DecodedItem]:
         if not isinstance(message, dict):
-            return [AgentError("stdout line is JSON but not an object", code="INVALID_JSON", excerpt=_excerpt(line))]
+            return [
+                AgentError(
+                    "stdout line is JSON but not an object", code="INVALID_JSON", excerpt=_excerpt(line)
+                )
+            ]
         return self.decode_message(message)
 
     def decode_message(self, message: dict[str, Any]) -> list[DecodedItem]:
@@ -139,7 +149,9 @@ class ClaudeStreamDecoder:
             return self._decode_user(message)
         if message_type == "result":
             return [self._decode_result(message)]
-        return [RawEvent(type=message_type or "unknown", subtype=_as_str(message.get("subtype")), data=message)]
+        return [
+            RawEvent(type=message_type or "unknown", subtype=_as_str(message.get("subtype")), data=message)
+        ]
 
     # -- control protocol -------------------------------------------------------------------
 
@@ -175,7 +187,9 @@ class ClaudeStreamDecoder:
         servers = []
         for server in message.get("mcp_servers") or []:
             if isinstance(server, dict):
-                servers.append(McpServerStatus(name=_as_str(server.get("name")), status=_as_str(server.get("status"))))
+                servers.append(
+                    McpServerStatus(name=_as_str(server.get("name")), status=_as_str(server.get("status")))
+                )
         return [
             AgentStarted(
                 session_id=_as_str(message.get("session_id")),
@@ -222,11 +236,15 @@ class ClaudeStreamDecoder:
             block_type = block.get("type")
             if block_type == "text":
                 if message_id not in self._message_ids_with_text_deltas:
-                    items.append(TextDelta(text=_as_str(block.get("text")), parent_tool_use_id=parent_tool_use_id))
+                    items.append(
+                        TextDelta(text=_as_str(block.get("text")), parent_tool_use_id=parent_tool_use_id)
+                    )
             elif block_type == "thinking":
                 if message_id not in self._message_ids_with_thinking_deltas:
                     items.append(
-                        ThinkingDelta(text=_as_str(block.get("thinking")), parent_tool_use_id=parent_tool_use_id)
+                        ThinkingDelta(
+                            text=_as_str(block.get("thinking")), parent_tool_use_id=parent_tool_use_id
+                        )
                     )
             elif block_type == "tool_use":
                 items.append(
@@ -272,7 +290,9 @@ class ClaudeStreamDecoder:
         self._message_ids_with_text_deltas.clear()
         self._message_ids_with_thinking_deltas.clear()
         self._streaming_message_id = ""
-        denials = tuple(denial for denial in message.get("permission_denials") or [] if isinstance(denial, dict))
+        denials = tuple(
+            denial for denial in message.get("permission_denials") or [] if isinstance(denial, dict)
+        )
         errors = tuple(str(error) for error in message.get("errors") or [])
         stop_reason = message.get("stop_reason")
         return TurnEnded(
@@ -310,7 +330,9 @@ def encode_user_message(content: str | list[dict[str, Any]], *, session_id: str 
 
 def encode_control_request(request_id: str, subtype: str, **fields: Any) -> bytes:
     """A host -> CLI control request (``initialize``, ``interrupt``, ``set_model``...)."""
-    return _line({"type": "control_request", "request_id": request_id, "request": {"subtype": subtype, **fields}})
+    return _line(
+        {"type": "control_request", "request_id": request_id, "request": {"subtype": subtype, **fields}}
+    )
 
 
 def encode_control_success(request_id: str, response: dict[str, Any] | None = None) -> bytes:
@@ -323,4 +345,9 @@ def encode_control_success(request_id: str, response: dict[str, Any] | None = No
 
 def encode_control_error(request_id: str, error: str) -> bytes:
     """Our error answer to a CLI -> host request we do not handle."""
-    return _line({"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": error}})
+    return _line(
+        {
+            "type": "control_response",
+            "response": {"subtype": "error", "request_id": request_id, "error": error},
+        }
+    )

@@ -70,7 +70,9 @@ def build_child_environment(
     they make a child CLI refuse to start or believe it is nested.
     """
     environment = {
-        name: value for name, value in parent_environment.items() if name not in STRIPPED_ENVIRONMENT_VARIABLES
+        name: value
+        for name, value in parent_environment.items()
+        if name not in STRIPPED_ENVIRONMENT_VARIABLES
     }
     environment.update(overrides or {})
     return environment
