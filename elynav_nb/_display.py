@@ -64,7 +64,7 @@ def in_notebook_kernel() -> bool:
         from IPython.core.getipython import get_ipython
     except ImportError:
         return False
-    shell = get_ipython()  # type: ignore[no-untyped-call]
+    shell = get_ipython()  # type: ignore[no-untyped-call, unused-ignore]  # typed in newer IPython only
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
