@@ -32,12 +32,6 @@ async def run_elynav(*arguments: str, socket_path: Path | None, timeout: float =
     return process.returncode, stdout.decode(), stderr.decode()
 
 
-def _default_signal_handling() -> None:
-    # A test run started in the background (`cmd &` in a script) ignores SIGINT and its children inherit
-    # that: the child gets the default disposition a terminal would give it.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 async def start_elynav(*arguments: str, socket_path: Path) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         *ELYNAV,
@@ -46,7 +40,6 @@ async def start_elynav(*arguments: str, socket_path: Path) -> asyncio.subprocess
         str(socket_path),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        preexec_fn=_default_signal_handling,
     )
 
 
