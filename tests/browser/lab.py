@@ -77,6 +77,21 @@ CELL_ERRORS_JS = """([panelId, index]) => {
     return outputs.filter((output) => output.output_type === 'error');
 }"""
 
+# What became of one cell's widget outputs: how many the model holds, how many rendered as a view.
+CELL_WIDGETS_JS = """([panelId, index]) => {
+    const panel = [...window.jupyterapp.shell.widgets('main')].find((widget) => widget.id === panelId);
+    const cell = panel.content.widgets[index];
+    const mime = 'application/vnd.jupyter.widget-view+json';
+    const expected = cell.model.outputs.toJSON().filter((output) => output.data && output.data[mime]).length;
+    const children = [...cell.node.querySelectorAll('.jp-OutputArea-child')];
+    const views = children.filter((child) => child.querySelector('.jupyter-widgets'));
+    return {expected, rendered: views.length, texts: children.map((child) => child.innerText.slice(0, 300))};
+}"""
+WIDGET_FALLBACKS = ("Loading widget", "Error displaying widget")
+PLAIN_WIDGET_REPR = re.compile(
+    r"^\s*(VBox|HBox|Box|HTML|Button|Output|Label|Dropdown|Textarea)\(", re.MULTILINE
+)
+
 # Indices of the selected cells and of the active one.
 SELECTION_JS = """(cellSelector) => {
     const cells = [...document.querySelectorAll(cellSelector)];
@@ -412,6 +427,34 @@ class NotebookPage(ClosedOnExit):
         )
 
     # -- widgets -------------------------------------------------------------------------------------
+
+    def widget_problems(self, cell: CellRef) -> list[str]:
+        """What a person would see instead of the cell's widgets: a fallback text, a plain ``VBox(...)``
+        repr, or a widget output the page did not render as a view (the ipywidgets front end missing)."""
+        index = self.cell_index(cell)
+        found: dict[str, Any] = self.page.evaluate(CELL_WIDGETS_JS, [self._panel_id, index])
+        problems = []
+        if found["rendered"] != found["expected"]:
+            problems.append(
+                f"cell {index}: {found['expected']} widget outputs, {found['rendered']} rendered as views"
+            )
+        for text in found["texts"]:
+            problems.extend(
+                f"cell {index} shows {fallback!r}" for fallback in WIDGET_FALLBACKS if fallback in text
+            )
+        if PLAIN_WIDGET_REPR.search(self.output_text(index)):
+            problems.append(f"cell {index} shows a widget's plain repr instead of its view")
+        return problems
+
+    def wait_for_widgets_rendered(self, cell: CellRef, *, timeout: float = 15.0) -> None:
+        """Wait until the cell shows every widget output as a view (``LabError`` with what it shows)."""
+        index = self.cell_index(cell)
+        self._step(
+            f"wait for the widgets of cell {index} to render",
+            timeout,
+            lambda: True if not self.widget_problems(index) else None,
+            lambda: "; ".join(self.widget_problems(index)),
+        )
 
     def button(self, cell: CellRef, text: str, *, timeout: float = 30.0, enabled: bool = True) -> Locator:
         """Wait for the one visible button labelled ``text`` in the cell's output; its locator."""

@@ -7,6 +7,8 @@ Where a notebook shows a live turn, the person clicks while it runs. A code cell
 ``browser-click-above:<button>`` is such a moment: once it runs (its prompt ``[*]``), the test clicks
 the button of that name in the nearest code cell above that shows one (a turn's Cancel, a prompt's
 Allow), then waits for the cell to end; ``browser-expect:<text>`` then requires ``<text>`` in its output.
+At the end every widget output must show as a view (no "Loading widget...", no "Error displaying
+widget", no plain ``VBox(...)`` repr): the test fails when the ipywidgets front end is missing.
 """
 
 from __future__ import annotations
@@ -83,5 +85,7 @@ def test_a_walkthrough_runs_in_jupyterlab(
             notebook.wait_for_cell_finished(step.index, timeout=120, check_error=not step.error_expected)
             if step.expect is not None:
                 assert step.expect in notebook.output_text(step.index), notebook.output_text(step.index)
+        for step in steps:  # every widget output shows as a view: no fallback text, no plain repr
+            notebook.wait_for_widgets_rendered(step.index)
         notebook.screenshot(Path("/tmp") / f"browser_{Path(name).stem}.png")
     assert server.leftover_processes == [], "processes outlived the server's shutdown"
