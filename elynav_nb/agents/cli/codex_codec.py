@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from elynav_nb.agents.cli.per_turn_codec import TurnVerdict, as_dict, as_int, as_str, parse_json_line
+from elynav_nb.agents.cli.per_turn_codec import JsonLineDecoder, TurnVerdict, as_dict, as_int, as_str
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -102,7 +102,7 @@ def _tool_result(item: Mapping[str, Any]) -> ToolResult:
     return ToolResult(tool_use_id=item_id, content=as_str(item.get("query")), is_error=failed)
 
 
-class CodexEventDecoder:
+class CodexEventDecoder(JsonLineDecoder):
     """Decodes the stdout of one ``codex exec --json`` process (one turn).
 
     ``model`` and ``cli_version`` fill ``AgentStarted`` (codex prints neither). After ``turn.completed``, ``thread_usage`` holds the
@@ -124,15 +124,6 @@ class CodexEventDecoder:
         self.ended: TurnEnded | None = None
         self._started_items: set[str] = set()
         self._last_message = ""
-
-    def decode_line(self, line: bytes | str) -> list[AgentEvent]:
-        """All events carried by one stdout line (none for a blank line)."""
-        parsed = parse_json_line(line)
-        if parsed is None:
-            return []
-        if isinstance(parsed, AgentError):
-            return [parsed]
-        return self.decode_message(parsed)
 
     def decode_message(self, message: dict[str, Any]) -> list[AgentEvent]:
         """Events for one parsed JSON object."""

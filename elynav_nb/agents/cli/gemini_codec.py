@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from elynav_nb.agents.cli.per_turn_codec import TurnVerdict, as_dict, as_int, as_str, parse_json_line
+from elynav_nb.agents.cli.per_turn_codec import JsonLineDecoder, TurnVerdict, as_dict, as_int, as_str
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -56,7 +56,7 @@ def canonical_tool_name(native_name: str, mcp_server_names: Iterable[str]) -> st
     return native_name
 
 
-class GeminiEventDecoder:
+class GeminiEventDecoder(JsonLineDecoder):
     """Decodes the stdout of one ``gemini -o stream-json`` process (one turn).
 
     ``mcp_server_names`` are the servers of the runner's settings (for canonical tool names);
@@ -69,15 +69,6 @@ class GeminiEventDecoder:
         self.session_id = ""
         self.ended: TurnEnded | None = None
         self._answer_parts: list[str] = []
-
-    def decode_line(self, line: bytes | str) -> list[AgentEvent]:
-        """All events carried by one stdout line (none for a blank line)."""
-        parsed = parse_json_line(line)
-        if parsed is None:
-            return []
-        if isinstance(parsed, AgentError):
-            return [parsed]
-        return self.decode_message(parsed)
 
     def decode_message(self, message: dict[str, Any]) -> list[AgentEvent]:
         """Events for one parsed JSON object."""

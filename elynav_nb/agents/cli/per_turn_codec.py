@@ -15,10 +15,19 @@ from typing import Any
 
 import orjson
 
-from elynav_nb.agents.events import AgentError
+from elynav_nb.agents.events import AgentError, AgentEvent
 from elynav_nb.agents.results import Outcome
 
-__all__ = ["EXCERPT_LENGTH", "TurnVerdict", "as_dict", "as_int", "as_str", "excerpt", "parse_json_line"]
+__all__ = [
+    "EXCERPT_LENGTH",
+    "JsonLineDecoder",
+    "TurnVerdict",
+    "as_dict",
+    "as_int",
+    "as_str",
+    "excerpt",
+    "parse_json_line",
+]
 
 EXCERPT_LENGTH = 120
 
@@ -74,3 +83,19 @@ class TurnVerdict:
 
     outcome: Outcome
     reason: str
+
+
+class JsonLineDecoder:
+    """The line step both per-turn codecs share: a stdout line to its JSON object, then ``decode_message``."""
+
+    def decode_line(self, line: bytes | str) -> list[AgentEvent]:
+        """All events carried by one stdout line (none for a blank line)."""
+        parsed = parse_json_line(line)
+        if parsed is None:
+            return []
+        if isinstance(parsed, AgentError):
+            return [parsed]
+        return self.decode_message(parsed)
+
+    def decode_message(self, message: dict[str, Any]) -> list[AgentEvent]:
+        raise NotImplementedError
