@@ -38,7 +38,9 @@ __all__ = [
     "INSTALL_HINT",
     "STANDIN",
     "CliCommand",
+    "CLI_MODES",
     "CliName",
+    "choose_cli_mode",
     "check_cli_name",
     "choose_cli",
     "cli_version",
@@ -77,6 +79,30 @@ def check_cli_name(name: str) -> CliName:
     raise InvalidInput(
         f"unknown agent CLI {name!r}: choose one of {', '.join(CLI_NAMES)}", details={"cli": name}
     )
+
+
+CLI_MODES: dict[CliName, tuple[str, ...]] = {  # the first is the default
+    "claude": ("stream-json",),
+    "codex": ("app-server", "exec"),
+    "gemini": ("print",),
+}
+
+
+def choose_cli_mode(cli: CliName, mode: str | None, environment: Mapping[str, str] | None = None) -> str:
+    """How a runner drives ``cli``: ``mode``, else ``$ELYNAV_CODEX_MODE`` for codex, else the default.
+
+    claude: ``stream-json`` (one persistent process); codex: ``app-server`` (one persistent
+    JSON-RPC process, deltas and approvals) or ``exec`` (a process per turn); gemini: ``print``
+    (a process per turn). ``INVALID_INPUT`` for a mode the CLI has not.
+    """
+    environment = os.environ if environment is None else environment
+    chosen = mode or (environment.get("ELYNAV_CODEX_MODE") if cli == "codex" else None) or CLI_MODES[cli][0]
+    if chosen not in CLI_MODES[cli]:
+        raise InvalidInput(
+            f"{cli} has no mode {chosen!r}: choose one of {', '.join(CLI_MODES[cli])}",
+            details={"cli": cli, "cli_mode": chosen},
+        )
+    return chosen
 
 
 def choose_cli(cli: str | None, definition: object, workspace: Path) -> CliName:

@@ -256,15 +256,21 @@ class CodexAdapter(PerTurnAdapter):
     name: CliName = "codex"
     presets_conversation_id = False
 
-    def __init__(self, settings: PerTurnSettings) -> None:
+    def __init__(self, settings: PerTurnSettings, *, interactive: bool = False) -> None:
         super().__init__(settings)
         self.plan: CodexRunnerPlan | None = None
         self.thread_usage: dict[str, int] = {}
+        self.interactive = interactive  # app-server: permission prompts reach the runner
+
+    @property
+    def asks_for_approval(self) -> bool:
+        """Whether codex asks the runner before commands (app-server with permission prompts)."""
+        return self.interactive and self.settings.permission_prompts
 
     def _plan(self, mcp_servers: Sequence[McpServer]) -> tuple[CodexRunnerPlan, tuple[str, ...]]:
         settings = self.settings
         environment = settings.child_environment
-        mode, notes = self._permission()
+        mode, notes = (settings.permission_mode, []) if self.interactive else self._permission()
         plan = plan_codex_runner(
             workspace=settings.workspace,
             codex_home=settings.home,
@@ -276,6 +282,7 @@ class CodexAdapter(PerTurnAdapter):
             provider_base_url=environment.get(CODEX_BASE_URL_VARIABLE) or None,
             parent_environment=environment,
             extra_arguments=(*codex_config_arguments(settings.cli_config), *settings.extra_arguments),
+            asks_for_approval=self.asks_for_approval,
         )
         return plan, (*notes, *plan.limitations)
 

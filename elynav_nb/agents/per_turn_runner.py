@@ -37,14 +37,14 @@ tool filters (codex), whole messages instead of token deltas (codex), no thinkin
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import time
 import weakref
 from typing import Any
 
+from elynav_nb.agents.adapter_settings import AdapterSettingsMixin
 from elynav_nb.agents.cli.per_turn_command import TurnCommand
-from elynav_nb.agents.definitions import AgentDefinition, builtin_agents, find_agent_file
+from elynav_nb.agents.definitions import AgentDefinition
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -58,16 +58,14 @@ from elynav_nb.agents.locate import cli_version, locate_cli
 from elynav_nb.agents.per_turn_clis import (
     PerTurnAdapter,
     PerTurnDecoder,
-    PerTurnSettings,
     adapter_for,
-    default_home,
     merged_limitations,
 )
 from elynav_nb.agents.process import CliProcess, StopBounds
 from elynav_nb.agents.reaper import register_process
 from elynav_nb.agents.results import Outcome
 from elynav_nb.agents.runner import AgentRunner, Turn
-from elynav_nb.errors import AgentNotFound, CliStartFailed, ElynavError, InvalidInput
+from elynav_nb.errors import CliStartFailed, ElynavError, InvalidInput
 
 __all__ = ["PerTurnRunner"]
 
@@ -86,7 +84,7 @@ _CLI_NOTES = {
 }
 
 
-class PerTurnRunner(AgentRunner):
+class PerTurnRunner(AdapterSettingsMixin, AgentRunner):
     """A codex or gemini conversation, one CLI process per turn (see the module docstring).
 
     Made by ``AgentRunner(..., cli="codex" | "gemini")``; takes the same arguments. ``limitations``
@@ -175,37 +173,6 @@ class PerTurnRunner(AgentRunner):
         self._prepared = True
         self.status = "idle"
         self.last_activity = time.monotonic()
-
-    def _load_definition(self) -> AgentDefinition | None:
-        if self.definition is not None or self.agent_name is None:
-            return self.definition
-        path = find_agent_file(self.workspace, self.agent_name)
-        if path is not None:
-            return AgentDefinition.load(path)
-        builtin = builtin_agents().get(self.agent_name)
-        if builtin is not None:
-            return builtin
-        raise AgentNotFound(
-            f"agent {self.agent_name!r} is not defined in {self.workspace / '.claude' / 'agents'} "
-            "nor in a parent folder, ~/.claude/agents or the built-in Elynav agents",
-            details={"agent": self.agent_name},
-        )
-
-    def _settings(self, definition: AgentDefinition | None) -> PerTurnSettings:
-        agent_identity = {"ELYNAV_AGENT_NAME": self.agent_name} if self.agent_name else {}
-        return PerTurnSettings(
-            workspace=self.workspace,
-            home=self.config_home or default_home(self.workspace, self.cli_name, self.agent_name),
-            system_prompt=definition.prompt if definition is not None else "",
-            tools=definition.tools if definition is not None else (),
-            model=self.model or (definition.model if definition is not None else None),
-            permission_mode=self.permission_mode,
-            permission_prompts=self.permission_prompts,
-            parent_environment=dict(os.environ),
-            environment_overrides={**agent_identity, **self.environment_overrides},
-            cli_config=self.cli_config,
-            extra_arguments=self.extra_arguments,
-        )
 
     async def set_permission_mode(self, mode: str) -> None:
         """Change the permission mode from the next turn on (the config home is written again)."""

@@ -45,7 +45,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from elynav_nb._display import rich_bundle
 from elynav_nb._sync import private_loop, run_sync
@@ -63,6 +63,7 @@ from elynav_nb.agents.events import (
     AgentEvent,
     AgentStarted,
     ControlCancel,
+    ControlFrame,
     ControlRequest,
     ControlResponse,
     PermissionRequest,
@@ -72,7 +73,7 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
-from elynav_nb.agents.locate import CliCommand, CliName, choose_cli, locate_cli
+from elynav_nb.agents.locate import CliCommand, CliName, choose_cli, choose_cli_mode, locate_cli
 from elynav_nb.agents.process import CliProcess, StopBounds
 from elynav_nb.agents.reaper import register_process
 from elynav_nb.agents.results import Outcome, TurnResult, events_frame, main_text
@@ -95,6 +96,13 @@ if TYPE_CHECKING:
 __all__ = ["AgentRunner", "PermissionHandler", "Turn"]
 
 PermissionHandler = Callable[[PermissionRequest], "bool | None | Awaitable[bool | None]"]
+
+
+class LineDecoder(Protocol):
+    """What the runner needs of a persistent CLI's codec: one stdout line in, events and frames out."""
+
+    def decode_line(self, line: bytes | str) -> Sequence[AgentEvent | ControlFrame]: ...
+
 
 _WATCHDOG_TICK = 0.25
 _DESCENDANT_SCAN_INTERVAL = 2.0
@@ -264,15 +272,25 @@ class AgentRunner:
 
     Codex and gemini only: ``cli_config`` (codex ``-c`` keys, gemini ``settings.json`` keys),
     ``config_home`` (the runner's own CLI home) and ``retry_timeout`` (how long a CLI may retry an
-    unreachable model API before the turn ends); claude refuses them.
+    unreachable model API before the turn ends); claude refuses them. ``cli_mode`` picks how codex
+    runs: ``"app-server"`` (the default: one persistent JSON-RPC process with token deltas,
+    permission prompts and interrupts) or ``"exec"`` (a process per turn); ``$ELYNAV_CODEX_MODE``
+    sets the default.
     """
 
-    def __new__(  # noqa: PYI034 (codex and gemini get a PerTurnRunner)
+    def __new__(  # noqa: PYI034 (codex and gemini get their own runner classes)
         cls, definition: AgentDefinition | str | None = None, *args: Any, **options: Any
     ) -> AgentRunner:
         if cls is AgentRunner:
             workspace = Path(args[0] if args else options.get("workspace", ".")).resolve()
-            if choose_cli(options.get("cli"), definition, workspace) != "claude":
+            mode = choose_cli_mode(
+                choose_cli(options.get("cli"), definition, workspace), options.get("cli_mode")
+            )
+            if mode == "app-server":
+                from elynav_nb.agents.codex_app_runner import CodexAppServerRunner
+
+                return super().__new__(CodexAppServerRunner)
+            if mode != "stream-json":
                 from elynav_nb.agents.per_turn_runner import PerTurnRunner
 
                 return super().__new__(PerTurnRunner)
@@ -307,6 +325,7 @@ class AgentRunner:
         history_limit: int | None = None,
         keep_deltas: bool = False,
         cli: CliName | None = None,
+        cli_mode: str | None = None,
         cli_config: dict[str, Any] | None = None,
         config_home: str | os.PathLike[str] | None = None,
         retry_timeout: float = 60.0,
@@ -321,6 +340,7 @@ class AgentRunner:
             raise InvalidInput("give either session_id (a new conversation) or resume (an old one), not both")
         self.workspace = Path(workspace).resolve()
         self.cli_name: CliName = choose_cli(cli, definition, self.workspace)
+        self.cli_mode = choose_cli_mode(self.cli_name, cli_mode)
         self.cli_config = dict(cli_config or {})
         self.config_home = Path(config_home).resolve() if config_home is not None else None
         self.retry_timeout = retry_timeout
@@ -365,7 +385,7 @@ class AgentRunner:
         self.command_line: list[
             str
         ] = []  # the CLI's argv at the last start (no secret: those go in the environment)
-        self._decoder = ClaudeStreamDecoder(partial_messages=include_partial_messages)
+        self._decoder: LineDecoder = ClaudeStreamDecoder(partial_messages=include_partial_messages)
         self._current_turn: Turn | None = None
         self._pending_controls: dict[str, asyncio.Future[ControlResponse]] = {}
         self._pending_permissions: dict[str, tuple[PermissionRequest, asyncio.TimerHandle]] = {}
@@ -572,7 +592,7 @@ class AgentRunner:
         process = self._process
         self.status = "busy"
         try:
-            await process.write(encode_user_message(content, session_id=self.session_id))
+            await self._write_prompt(turn, process, content)
         except CliExited as error:
             self._finish_turn(turn, "failed", error=str(error), error_code=error.code)
             return
@@ -593,6 +613,10 @@ class AgentRunner:
                 continue
             if now - self.last_activity >= idle_bound:
                 turn._request_abort("timeout", f"no output from the agent CLI for {idle_bound:g} s")
+                continue
+            stalled = self._stall_reason(now)
+            if stalled:
+                turn._request_abort("timeout", stalled)
                 continue
             if waiting_on_tools or now >= next_descendant_scan:  # tools may start processes of their own
                 await process.record_descendants_in_thread()
@@ -615,7 +639,7 @@ class AgentRunner:
         if not turn._written or process is None or not process.is_running:
             self._finish_turn(turn, outcome, error=reason)
             return
-        interrupt = asyncio.ensure_future(self._control("interrupt", timeout=self.interrupt_timeout))
+        interrupt = asyncio.ensure_future(self._interrupt_request())
         interrupt.add_done_callback(_ignore_outcome)
         await asyncio.wait([turn._done], timeout=min(self.settle_timeout, self.interrupt_timeout))
         if turn.done:  # the CLI honoured the interrupt: the conversation goes on in the same process
@@ -727,7 +751,7 @@ class AgentRunner:
                 self._open_permission(item)
             elif isinstance(item, ControlRequest):
                 self._write_soon(
-                    encode_control_error(item.request_id, f"Unsupported by elynav_nb: {item.subtype}")
+                    self._encode_control_error(item.request_id, f"Unsupported by elynav_nb: {item.subtype}")
                 )
 
     def _route_event(self, event: AgentEvent) -> None:
@@ -785,6 +809,36 @@ class AgentRunner:
         if self.status != "closed":
             self.status = "exited"
 
+    # -- the wire: claude's stream-json control protocol (the codex app-server runner overrides these) ----
+
+    async def _write_prompt(
+        self, turn: Turn, process: CliProcess, content: str | list[dict[str, Any]]
+    ) -> None:
+        """Send the turn's prompt to the running CLI."""
+        await process.write(encode_user_message(content, session_id=self.session_id))
+
+    def _interrupt_request(self) -> Awaitable[Any]:
+        """Ask the CLI to end the turn in flight (answered when it took the request)."""
+        return self._control("interrupt", timeout=self.interrupt_timeout)
+
+    def _encode_control(self, request_id: str, subtype: str, fields: dict[str, Any]) -> bytes:
+        return encode_control_request(request_id, subtype, **fields)
+
+    def _encode_control_error(self, request_id: str, message: str) -> bytes:
+        return encode_control_error(request_id, message)
+
+    def _encode_permission_answer(
+        self, request: PermissionRequest, allowed: bool, message: str, updated_input: dict[str, Any] | None
+    ) -> bytes:
+        if allowed:
+            response = {"behavior": "allow", "updatedInput": updated_input or dict(request.input)}
+            return encode_control_success(request.request_id, response)
+        return encode_control_success(request.request_id, {"behavior": "deny", "message": message})
+
+    def _stall_reason(self, now: float) -> str:
+        """Why the turn in flight should end now although the CLI still writes ("" when it should not)."""
+        return ""
+
     # -- control protocol -------------------------------------------------------------------------------
 
     async def _control(self, subtype: str, *, timeout: float, **fields: Any) -> ControlResponse:
@@ -796,7 +850,7 @@ class AgentRunner:
         request_id = f"req_{self._control_counter}_{uuid.uuid4().hex[:8]}"
         future: asyncio.Future[ControlResponse] = asyncio.get_running_loop().create_future()
         self._pending_controls[request_id] = future
-        await process.write(encode_control_request(request_id, subtype, **fields))
+        await process.write(self._encode_control(request_id, subtype, fields))
         exit_waiter: asyncio.Future[Any] = asyncio.ensure_future(process.exited.wait())
         try:
             finished, _ = await asyncio.wait(
@@ -885,25 +939,15 @@ class AgentRunner:
             return
         if request.request_id not in self._pending_permissions:
             return  # already answered, withdrawn or expired
-        if allowed:
-            response: dict[str, Any] = {
-                "behavior": "allow",
-                "updatedInput": updated_input or dict(request.input),
-            }
-        else:
-            response = {"behavior": "deny", "message": message}
-        self._write_soon(encode_control_success(request.request_id, response))
+        self._write_soon(self._encode_permission_answer(request, allowed, message, updated_input))
         self._close_permission(request.request_id, "allowed" if allowed else "denied")
 
     def _expire_permission(self, request_id: str) -> None:
         if request_id not in self._pending_permissions:
             return
-        self._write_soon(
-            encode_control_success(
-                request_id,
-                {"behavior": "deny", "message": f"No answer within {self.permission_timeout:g} s: denied."},
-            )
-        )
+        request = self._pending_permissions[request_id][0]
+        message = f"No answer within {self.permission_timeout:g} s: denied."
+        self._write_soon(self._encode_permission_answer(request, False, message, None))
         self._close_permission(request_id, "expired")
 
     def _close_permission(self, request_id: str, decision: str) -> None:

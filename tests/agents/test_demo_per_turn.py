@@ -26,6 +26,7 @@ def test_the_demo_runs_on_codex_and_gemini_and_exits_non_zero_when_its_turn_did_
         **os.environ,
         f"ELYNAV_{cli.upper()}_CLI": f"{sys.executable} {FAKE}",
         "FAKE_MODE": mode,
+        "ELYNAV_CODEX_MODE": "exec",  # the fake speaks `codex exec --json`, not app-server
         "ELYNAV_CLI_HOMES": str(tmp_path / "cli-homes"),
         "ELYNAV_STANDIN_HOME": str(tmp_path / "standin-home"),
     }

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from elynav_nb.agents import AgentDefinition, AgentError, AgentRunner, AgentStarted, ToolUse
+from elynav_nb.agents.codex_app_runner import CodexAppServerRunner
 from elynav_nb.agents.per_turn_runner import PerTurnRunner
 from elynav_nb.agents.process import StopBounds
 from elynav_nb.errors import AgentDefinitionInvalid, CliStartFailed, InvalidInput
@@ -40,6 +41,7 @@ CLIS = ("codex", "gemini")
 def cli_homes(tmp_path, monkeypatch) -> Path:
     root = tmp_path / "cli-homes"
     monkeypatch.setenv("ELYNAV_CLI_HOMES", str(root))
+    monkeypatch.setenv("ELYNAV_CODEX_MODE", "exec")  # the fake speaks `codex exec --json`, not app-server
     return root
 
 
@@ -89,6 +91,26 @@ def test_the_cli_picks_the_runner(workspace):
         AgentRunner(DEFINITION, workspace, cli="copilot")  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="codex and gemini"):
         AgentRunner(DEFINITION, workspace, cli_config={"a": 1})
+
+
+def test_codex_runs_app_server_unless_told_exec(workspace, monkeypatch):
+    monkeypatch.delenv("ELYNAV_CODEX_MODE")
+    runner = AgentRunner(DEFINITION, workspace, cli="codex")
+    assert type(runner) is CodexAppServerRunner and runner.cli_mode == "app-server"
+    assert "mode=app-server" in repr(runner) and runner.session_id == ""
+    exec_runner = AgentRunner(DEFINITION, workspace, cli="codex", cli_mode="exec")
+    assert type(exec_runner) is PerTurnRunner and exec_runner.cli_mode == "exec"
+    monkeypatch.setenv("ELYNAV_CODEX_MODE", "exec")
+    assert type(AgentRunner(DEFINITION, workspace, cli="codex")) is PerTurnRunner
+    assert (
+        type(AgentRunner(DEFINITION, workspace, cli="codex", cli_mode="app-server")) is CodexAppServerRunner
+    )
+    with pytest.raises(InvalidInput, match="codex has no mode 'acp'"):
+        AgentRunner(DEFINITION, workspace, cli="codex", cli_mode="acp")
+    with pytest.raises(InvalidInput, match="gemini has no mode 'app-server'"):
+        AgentRunner(DEFINITION, workspace, cli="gemini", cli_mode="app-server")
+    with pytest.raises(InvalidInput, match="resume="):
+        AgentRunner(DEFINITION, workspace, cli="codex", cli_mode="app-server", session_id="0000")
 
 
 def test_the_definition_may_name_its_cli(workspace):

@@ -27,6 +27,7 @@ FAKE = str(Path(__file__).parents[1] / "agents" / "fake_per_turn_cli.py")
 @pytest.fixture(autouse=True)
 def cli_homes(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("ELYNAV_CLI_HOMES", str(tmp_path / "cli-homes"))
+    monkeypatch.setenv("ELYNAV_CODEX_MODE", "exec")  # the fake speaks `codex exec --json`, not app-server
     return tmp_path / "cli-homes"
 
 

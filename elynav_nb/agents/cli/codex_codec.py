@@ -44,7 +44,7 @@ from elynav_nb.agents.events import (
     TurnEnded,
 )
 
-__all__ = ["USAGE_KEYS", "CodexEventDecoder", "codex_tool_use"]
+__all__ = ["USAGE_KEYS", "CodexEventDecoder", "codex_tool_result", "codex_tool_use"]
 
 USAGE_KEYS = (
     "input_tokens",
@@ -73,7 +73,8 @@ def codex_tool_use(item: Mapping[str, Any]) -> ToolUse | None:
     return None
 
 
-def _tool_result(item: Mapping[str, Any]) -> ToolResult:
+def codex_tool_result(item: Mapping[str, Any]) -> ToolResult:
+    """The ``ToolResult`` of a finished tool item (``failed``/``declined`` or a non-zero exit: an error)."""
     item_type = item.get("type")
     item_id = as_str(item.get("id"))
     status = as_str(item.get("status"))
@@ -81,9 +82,10 @@ def _tool_result(item: Mapping[str, Any]) -> ToolResult:
     if item_type == "command_execution":
         exit_code = item.get("exit_code")
         is_error = failed or (isinstance(exit_code, int) and exit_code != 0)
-        return ToolResult(
-            tool_use_id=item_id, content=as_str(item.get("aggregated_output")), is_error=is_error
-        )
+        output = as_str(item.get("aggregated_output"))
+        if status == "declined" and not output:
+            output = "the command was declined"
+        return ToolResult(tool_use_id=item_id, content=output, is_error=is_error)
     if item_type == "mcp_tool_call":
         error = as_dict(item.get("error"))
         if error:
@@ -177,7 +179,7 @@ class CodexEventDecoder(JsonLineDecoder):
             if tool_use is not None:
                 events.append(tool_use)
         self._started_items.discard(item_id)
-        events.append(_tool_result(item))
+        events.append(codex_tool_result(item))
         return events
 
     def _turn_completed(self, usage: dict[str, Any]) -> TurnEnded:

@@ -47,10 +47,13 @@ __all__ = [
     "CLAUDE_MODEL_ALIASES",
     "CODEX_PROVIDER_NAME",
     "CodexRunnerPlan",
+    "build_codex_app_server",
     "build_codex_turn",
+    "codex_child_environment",
     "codex_config_arguments",
     "plan_codex_runner",
     "render_toml",
+    "thread_policy",
 ]
 
 CODEX_PROVIDER_NAME = "elynav"
@@ -164,6 +167,7 @@ def plan_codex_runner(
     parent_environment: Mapping[str, str] | None = None,
     extra_config: Mapping[str, Any] | None = None,
     extra_arguments: Sequence[str] = (),
+    asks_for_approval: bool = False,
 ) -> CodexRunnerPlan:
     """The config home, environment and limitations of one codex runner (see the module docstring)."""
     limitations: list[str] = ["codex reports no cost; its token usage is per thread (made per turn here)"]
@@ -181,7 +185,7 @@ def plan_codex_runner(
     bypass = permission_mode == "bypassPermissions"
     if not bypass:
         config["sandbox_mode"] = "workspace-write" if permission_mode == "acceptEdits" else "read-only"
-    if permission_mode in (None, "default", "plan", "manual", "dontAsk", "auto"):
+    if not asks_for_approval and permission_mode in (None, "default", "plan", "manual", "dontAsk", "auto"):
         limitations.append(
             f"permission mode {permission_mode or 'default'!r}: codex exec never asks; its read-only sandbox "
             "refuses writes and sockets (network, the office's `elynav ask`)"
@@ -238,6 +242,54 @@ def plan_codex_runner(
     )
 
 
+def codex_child_environment(
+    plan: CodexRunnerPlan,
+    parent_environment: Mapping[str, str] | None = None,
+    environment: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The parent's environment, the plan's (``CODEX_HOME``, the key), then the runner's own on top."""
+    child_environment = dict(parent_environment or {})
+    child_environment.update(plan.environment_overrides)
+    child_environment.update(environment or {})
+    return child_environment
+
+
+def build_codex_app_server(
+    executable: Sequence[str],
+    plan: CodexRunnerPlan,
+    *,
+    parent_environment: Mapping[str, str] | None = None,
+    environment: Mapping[str, str] | None = None,
+) -> TurnCommand:
+    """The persistent ``codex app-server`` process of a runner (JSON-RPC on stdin/stdout).
+
+    The sandbox and approval policy go in ``thread/start`` (``thread_policy``): app-server has no
+    bypass flag.
+    """
+    return TurnCommand(
+        argv=(*executable, "app-server", *plan.extra_arguments),
+        environment=codex_child_environment(plan, parent_environment, environment),
+        cwd=plan.workspace,
+        stdin_devnull=False,
+    )
+
+
+def thread_policy(
+    plan: CodexRunnerPlan, permission_mode: str | None, asks_for_approval: bool
+) -> dict[str, str]:
+    """The ``sandbox`` and ``approvalPolicy`` of ``thread/start`` / ``thread/resume`` for a permission mode.
+
+    ``bypassPermissions``: no sandbox, never ask. Otherwise the sandbox of ``config.toml``
+    (``read-only``, or ``workspace-write`` for ``acceptEdits``), and ``untrusted`` when the runner
+    takes permission prompts (codex asks before any command it does not know to be safe), else
+    ``never`` (what the sandbox refuses fails, as with ``codex exec``).
+    """
+    if plan.bypass_sandbox:
+        return {"sandbox": "danger-full-access", "approvalPolicy": "never"}
+    sandbox = "workspace-write" if permission_mode == "acceptEdits" else "read-only"
+    return {"sandbox": sandbox, "approvalPolicy": "untrusted" if asks_for_approval else "never"}
+
+
 def build_codex_turn(
     executable: Sequence[str],
     plan: CodexRunnerPlan,
@@ -260,12 +312,9 @@ def build_codex_turn(
         argv += ["resume", resume_thread_id]
     through_stdin = prompt_goes_to_stdin(prompt)
     argv += ["-"] if through_stdin else ["--", prompt]
-    child_environment = dict(parent_environment or {})
-    child_environment.update(plan.environment_overrides)
-    child_environment.update(environment or {})
     return TurnCommand(
         argv=tuple(argv),
-        environment=child_environment,
+        environment=codex_child_environment(plan, parent_environment, environment),
         cwd=plan.workspace,
         stdin_devnull=not through_stdin,
         stdin_data=prompt.encode("utf-8") if through_stdin else b"",
