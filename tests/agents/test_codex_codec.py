@@ -20,7 +20,7 @@ from elynav_nb.agents.events import (
 )
 
 RECORDED = Path(__file__).parents[1] / "fixtures" / "codex_real"
-RECORDINGS = sorted(RECORDED.glob("codex-*.jsonl"))
+RECORDINGS = sorted(path for path in RECORDED.glob("codex-*.jsonl") if "-app-server-" not in path.name)
 
 
 def decode(lines: list[bytes] | list[str], **options) -> tuple[list, CodexEventDecoder]:
@@ -32,7 +32,7 @@ def decode(lines: list[bytes] | list[str], **options) -> tuple[list, CodexEventD
 
 
 def recording(scenario: str) -> list[bytes]:
-    [path] = RECORDED.glob(f"codex-*-{scenario}.jsonl")
+    [path] = [path for path in RECORDINGS if path.stem.endswith(f"-{scenario}")]
     return [line for line in path.read_bytes().splitlines() if line.strip()]
 
 

@@ -13,6 +13,7 @@ loopback, in a temporary home. The version each test ran is recorded as a test p
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -43,6 +44,12 @@ class RealCli:
     name: str
     argv: tuple[str, ...]
     version: str
+    mode: str = ""  # the runner's cli_mode ("" for the CLI's default)
+
+    @property
+    def persistent(self) -> bool:
+        """Whether the runner keeps one process across turns (codex app-server)."""
+        return self.name == "codex" and self.mode != "exec"
 
 
 def _ensure_node_modules() -> None:
@@ -111,11 +118,12 @@ def claude_cli() -> RealCli:
     return RealCli("claude", argv, _version_of("claude", argv))
 
 
-@pytest.fixture(params=["codex", "gemini"])
+@pytest.fixture(params=["codex", "codex-exec", "gemini"])
 def per_turn_cli(request: pytest.FixtureRequest) -> RealCli:
-    """The pinned codex, then the pinned gemini (the CLIs that run a process per turn)."""
-    cli: RealCli = request.getfixturevalue(f"{request.param}_cli")
-    return cli
+    """The pinned codex over app-server, codex over ``exec`` (a process per turn), then gemini."""
+    name, _, mode = str(request.param).partition("-")
+    cli: RealCli = request.getfixturevalue(f"{name}_cli")
+    return dataclasses.replace(cli, mode=mode)
 
 
 @pytest.fixture

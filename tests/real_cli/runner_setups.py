@@ -56,6 +56,8 @@ def make_runner(
     environment = {**api.cli_environment(), **home, **options.pop("environment", {})}
     options.setdefault("model", MODELS[cli.name])
     options.setdefault("cli_config", dict(NO_RETRIES[cli.name]))
+    if cli.mode:
+        options.setdefault("cli_mode", cli.mode)
     return AgentRunner(
         definition or agent_definition(),
         workspace,

@@ -25,6 +25,7 @@ from elynav_nb.agents import (
 from elynav_nb.sandbox.fake_model_api import FakeModelApi
 from elynav_nb.sandbox.fake_model_script import Reply
 
+from .recordings import check_app_server_recording, record_lines
 from .runner_setups import (
     agent_definition,
     command_of,
@@ -68,10 +69,10 @@ async def test_a_streamed_text_turn_then_a_resumed_one(per_turn_cli, says_versio
     [started] = [event for event in first.events if isinstance(event, AgentStarted)]
     assert started.cli_version == cli.version and started.session_id == conversation
     assert runner.cli_version == cli.version and cli.version in repr(runner)
-    # Events reach the reader while the model still streams: codex per item (its reasoning first),
-    # gemini per token chunk.
+    # Events reach the reader while the model still streams: codex exec per item (its reasoning
+    # first), codex app-server and gemini per token chunk.
     assert "started" in seen_while_streaming
-    assert ("thinking" if cli.name == "codex" else "text") in seen_while_streaming
+    assert ("thinking" if cli.name == "codex" and not cli.persistent else "text") in seen_while_streaming
     if cli.name == "codex":
         assert [event.text for event in first.events if isinstance(event, ThinkingDelta)] == [
             "first thoughts"
@@ -115,6 +116,7 @@ async def test_a_turn_that_calls_the_crm_mcp_server(per_turn_cli, says_version, 
     script = [Reply.mcp("crm", "search_accounts", {"query": "Girard"}), Reply.say("Found it.")]
     async with FakeModelApi(script) as api:
         runner = make_runner(cli, api, workspace, isolated_home, definition)
+        lines = record_lines(runner)
         async with runner:
             result = await runner.send("find Girard in the CRM")
             servers = await runner.mcp_status()
@@ -125,7 +127,13 @@ async def test_a_turn_that_calls_the_crm_mcp_server(per_turn_cli, says_version, 
     [tool_result] = [event for event in result.events if isinstance(event, ToolResult)]
     assert not tool_result.is_error and "Atelier Girard" in tool_result.text
     assert result.text == "Found it."
-    assert servers == [{"name": "crm", "status": "configured"}]
+    if cli.persistent:  # app-server reports the live server and its tools
+        [server] = servers
+        assert server["name"] == "crm" and server["status"] in ("connected", "configured")
+        assert "search_accounts" in server["tools"]
+        check_app_server_recording(cli.version, "mcp_turn", lines, tmp_path)
+    else:
+        assert servers == [{"name": "crm", "status": "configured"}]
 
 
 async def test_a_cancel_mid_stream_stops_the_process_and_keeps_the_conversation(
@@ -136,19 +144,24 @@ async def test_a_cancel_mid_stream_stops_the_process_and_keeps_the_conversation(
     script = [Reply(text=SLOW_CHUNKS, thinking="thinking first", chunk_delay=0.5), Reply.say("Still here.")]
     async with FakeModelApi(script) as api:
         runner = make_runner(cli, api, plain_workspace(tmp_path), isolated_home)
+        lines = record_lines(runner)
         turn = runner.send("talk slowly")
         await wait_for(lambda: any(isinstance(event, AgentStarted) for event in turn.events))
         await api.wait_for_requests(1, timeout=60)
         tree = process_tree(runner.pid)
         assert tree, "the turn's process runs"
         result = await turn.cancel()
-        left = await wait_gone(tree)
+        left = [] if cli.persistent else await wait_gone(tree)
+        pid_after_cancel = runner.pid
         after = await runner.send("are you there?")
         requests = _model_requests(api, cli.name)
         await runner.stop()
 
     assert result.outcome == "cancelled" and result.error == "cancelled by the user"
     assert not left, f"left running after the cancel: {left}"
+    if cli.persistent:  # turn/interrupt: the same process takes the next turn
+        assert pid_after_cancel == tree[0].pid and after.session_id == result.session_id
+        check_app_server_recording(cli.version, "interrupt", lines, tmp_path)
     assert after.outcome == "completed" and after.text == "Still here."
     assert after.session_id == result.session_id  # the same conversation goes on
     assert requests[-1].last_user_text == "are you there?" and "talk slowly" in json.dumps(requests[-1].body)
@@ -169,11 +182,16 @@ async def test_a_cancel_mid_tool_kills_the_tool_process(per_turn_cli, says_versi
         sleepers = [process for process in tree if "sleep 300" in command_of(process)]
         assert sleepers, f"the tool runs under the CLI: {[command_of(process) for process in tree]}"
         result = await turn.cancel()
-        left = await wait_gone(tree)
+        left = await wait_gone(sleepers if cli.persistent else tree)
+        still_serving = runner.is_running
         await runner.stop()
+        stopped = await wait_gone(tree)
 
     assert result.outcome == "cancelled"
     assert not left, f"left running after the cancel: {[command_of(process) for process in left]}"
+    if cli.persistent:  # the interrupt ended the tool, the app-server stays for the next turn
+        assert still_serving
+    assert not stopped
 
 
 async def test_resume_after_a_kill_9_mid_turn(per_turn_cli, says_version, isolated_home, tmp_path):
@@ -196,7 +214,7 @@ async def test_resume_after_a_kill_9_mid_turn(per_turn_cli, says_version, isolat
 
     assert first.outcome == "completed"
     assert killed.outcome == "failed" and killed.error_code == "CLI_EXITED"
-    assert "exit code -9" in killed.error  # the diagnostic says how the process ended
+    assert "-9" in killed.error  # the diagnostic says how the process ended
     assert not left, f"left running after the kill: {left}"
     assert after.outcome == "completed", after.error
     assert after.text == "Back again." and after.session_id == first.session_id
@@ -209,6 +227,7 @@ async def test_an_api_error_and_a_cut_stream_end_typed(per_turn_cli, says_versio
     script = [Reply.http_error(400, "fake 400 error"), Reply.cut("Hello ", "from ", "fake.", after_frames=2)]
     async with FakeModelApi(script) as api:
         runner = make_runner(cli, api, plain_workspace(tmp_path), isolated_home)
+        lines = record_lines(runner)
         async with runner:
             api_error = await runner.send("fail please")
             cut = await runner.send("cut me off")
@@ -219,6 +238,8 @@ async def test_an_api_error_and_a_cut_stream_end_typed(per_turn_cli, says_versio
     assert not [
         event for event in cut.events if isinstance(event, AgentError) and event.code == "INVALID_JSON"
     ]
+    if cli.persistent:
+        check_app_server_recording(cli.version, "errors", lines, tmp_path)
 
 
 async def test_an_unreachable_api_is_ended_by_our_own_bound(
@@ -245,13 +266,15 @@ async def test_an_unreachable_api_is_ended_by_our_own_bound(
         await wait_for(lambda: runner.pid is not None)
         tree = process_tree(runner.pid)
         result = await turn
-        left = await wait_gone(tree)
+        left = [] if cli.persistent else await wait_gone(tree)  # app-server honoured turn/interrupt
         await runner.stop()
+        left += await wait_gone(tree)
 
     # Neither CLI gives up soon by itself (codex never; gemini after minutes): our bounds end the turn.
     assert result.outcome == "timeout" and result.error_code == "AGENT_TIMEOUT"
     if cli.name == "codex":
-        assert "kept retrying the model API for 3 s" in result.error and "Reconnecting" in result.error
+        assert "kept retrying the model API for 3 s" in result.error
+        assert "Reconnecting" in result.error
     else:
         assert "no output from gemini for 10 s" in result.error
     assert not left
@@ -270,8 +293,12 @@ async def test_a_prompt_too_long_for_an_argument_goes_through_stdin(
         [request] = _model_requests(api, cli.name)
 
     assert result.outcome == "completed", result.error
-    if cli.name == "codex":
-        assert runner.command_line[-1] == "-"  # codex reads the prompt from stdin
+    if cli.persistent:
+        assert "app-server" in runner.command_line and prompt not in " ".join(
+            runner.command_line
+        )  # in turn/start
+    elif cli.name == "codex":
+        assert runner.command_line[-1] == "-"  # codex exec reads the prompt from stdin
     else:
         assert not any(word.startswith("--prompt") for word in runner.command_line)  # piped: the prompt
     assert request.last_user_text.strip().endswith("end of the long prompt")
@@ -288,14 +315,16 @@ async def test_the_same_code_runs_each_cli(per_turn_cli, says_version, isolated_
             cli=cli.name,
             executable=cli.argv[0],
             environment={**api.cli_environment(), **isolated_home},
+            **({"cli_mode": cli.mode} if cli.mode else {}),
         )
         async with runner:
             result = await runner.send("dis bonjour")
 
-    assert type(runner).__name__ == "PerTurnRunner" and isinstance(runner, AgentRunner)
+    expected = "CodexAppServerRunner" if cli.persistent else "PerTurnRunner"
+    assert type(runner).__name__ == expected and isinstance(runner, AgentRunner)
     assert result.outcome == "completed" and result.text == "Bonjour."
     assert [event.cli_version for event in result.events if isinstance(event, AgentStarted)] == [cli.version]
-    assert [event.text for event in result.events if isinstance(event, TextDelta)] == ["Bonjour."]
+    assert "".join(event.text for event in result.events if isinstance(event, TextDelta)) == "Bonjour."
 
 
 def _free_port() -> int:

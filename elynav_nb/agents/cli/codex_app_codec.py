@@ -277,13 +277,12 @@ class CodexAppServerCodec:
                 duration_ms=as_int(turn.get("durationMs")),
                 terminal_reason="completed",
             )
-        message = error or (
-            "the turn was interrupted" if status == "interrupted" else f"the turn ended {status}"
-        )
+        interrupted = status == "interrupted"
+        message = error or ("the turn was interrupted" if interrupted else f"the turn ended {status}")
         return TurnEnded(
-            subtype="interrupted" if status == "interrupted" else "error",
+            subtype="interrupted" if interrupted else "error",
             is_error=True,
-            result=message,
+            result="" if interrupted else message,
             session_id=self.thread_id,
             usage=usage,
             duration_ms=as_int(turn.get("durationMs")),
