@@ -126,9 +126,9 @@ def runner_for(
     if definition.tools and cli == "claude":  # codex and gemini get them in their config home
         extra_arguments += ["--allowedTools", *definition.tools]
     if cli != "claude":
-        options["permission_prompts"] = (
-            False  # nobody to ask in a process per turn: the definition's mode rules
-        )
+        # The definition's permission mode rules: gemini (a process per turn) cannot ask, and
+        # codex could not pre-approve `elynav ask` as claude's --allowedTools does.
+        options["permission_prompts"] = False
         options.pop("permission_handler", None)
     if cli == "codex":  # `elynav ask` connects to the office's socket: the sandbox must allow it
         options["cli_config"] = {

@@ -187,7 +187,7 @@ def plan_codex_runner(
         config["sandbox_mode"] = "workspace-write" if permission_mode == "acceptEdits" else "read-only"
     if not asks_for_approval and permission_mode in (None, "default", "plan", "manual", "dontAsk", "auto"):
         limitations.append(
-            f"permission mode {permission_mode or 'default'!r}: codex exec never asks; its read-only sandbox "
+            f"permission mode {permission_mode or 'default'!r} without prompts: codex never asks; its read-only sandbox "
             "refuses writes and sockets (network, the office's `elynav ask`)"
         )
     if system_prompt.strip():
