@@ -9,6 +9,8 @@ Rows (each runs ``--turns`` turns of one conversation, after one warm-up run of 
   claude stream-json   today's ``AgentRunner`` (one persistent process): start = ``runner.start()``
   codex exec --json    one process per turn (``resume <thread_id>`` after the first), the phase-1 builder
   codex app-server     one persistent JSON-RPC process: start = spawn + ``initialize`` + ``thread/start``
+  codex AgentRunner    ``AgentRunner(cli="codex")`` (app-server, its default mode) and
+                       ``cli_mode="exec"``: the protocol rows above through our runner
   gemini -p stream     one process per turn (``--resume <id>`` after the first), the phase-1 builder
   gemini --acp         one persistent ACP process: start = spawn + ``initialize`` + ``session/new``
 
@@ -292,6 +294,27 @@ async def gemini_acp(api: FakeModelApi, scratch: Path, turns: int) -> Timings:
     return timings
 
 
+async def runner_turns(runner: AgentRunner, api: FakeModelApi, turns: int) -> Timings:
+    """Start ``runner`` (timed), then ``turns`` turns: each from ``send()`` to the ``TurnResult``."""
+    started = time.perf_counter()
+    await runner.start()
+    timings: Timings = {"start": [time.perf_counter() - started], "turn": [], "first_text": []}
+    for _ in range(turns):
+        api.reply(REPLY)
+        began = time.perf_counter()
+        first = 0.0
+        turn = runner.send(PROMPT)
+        async for event in turn:
+            if isinstance(event, TextDelta) and not first:
+                first = time.perf_counter() - began
+        if (await turn).outcome != "completed":
+            raise SystemExit(f"{runner.cli_name}: a benchmark turn did not complete")
+        timings["turn"].append(time.perf_counter() - began)
+        timings["first_text"].append(first)
+    await runner.stop()
+    return timings
+
+
 async def claude_runner(api: FakeModelApi, scratch: Path, turns: int) -> Timings:
     binary = os.environ.get("ELYNAV_CLAUDE_BIN") or shutil.which("claude")
     assert binary is not None
@@ -308,29 +331,37 @@ async def claude_runner(api: FakeModelApi, scratch: Path, turns: int) -> Timings
     runner = AgentRunner(
         definition, scratch, executable=binary, fallback_to_standin=False, environment=environment
     )
-    started = time.perf_counter()
-    await runner.start()
-    timings: Timings = {"start": [time.perf_counter() - started], "turn": [], "first_text": []}
-    for _ in range(turns):
-        api.reply(REPLY)
-        began = time.perf_counter()
-        first = 0.0
-        turn = runner.send(PROMPT)
-        async for event in turn:
-            if isinstance(event, TextDelta) and not first:
-                first = time.perf_counter() - began
-        if (await turn).outcome != "completed":
-            raise SystemExit("claude: a benchmark turn did not complete")
-        timings["turn"].append(time.perf_counter() - began)
-        timings["first_text"].append(first)
-    await runner.stop()
-    return timings
+    return await runner_turns(runner, api, turns)
+
+
+def codex_runner(mode: str) -> Callable[[FakeModelApi, Path, int], Awaitable[Timings]]:
+    async def row(api: FakeModelApi, scratch: Path, turns: int) -> Timings:
+        definition = AgentDefinition(name="bench", description="A benchmark agent.", prompt="Answer briefly.")
+        runner = AgentRunner(
+            definition,
+            scratch,
+            cli="codex",
+            cli_mode=mode,
+            executable=str(BIN / "codex"),
+            model="gpt-5.5",
+            config_home=scratch / "codex-home",
+            environment={**api.cli_environment(), "HOME": str(scratch)},
+            cli_config={
+                "model_providers.elynav.request_max_retries": 0,
+                "model_providers.elynav.stream_max_retries": 0,
+            },
+        )
+        return await runner_turns(runner, api, turns)
+
+    return row
 
 
 ROWS: list[tuple[str, Callable[[FakeModelApi, Path, int], Awaitable[Timings]]]] = [
     ("claude stream-json (persistent)", claude_runner),
     ("codex exec --json (per turn)", codex_exec),
     ("codex app-server (persistent)", codex_app_server),
+    ("codex AgentRunner, app-server", codex_runner("app-server")),
+    ("codex AgentRunner, exec", codex_runner("exec")),
     ("gemini -p stream-json (per turn)", gemini_print),
     ("gemini --acp (persistent)", gemini_acp),
 ]

@@ -9,8 +9,10 @@ once, or ``npm ci`` there); claude from ``ELYNAV_CLAUDE_BIN``, PATH or the claud
 Per CLI and per run, alternating, on the same prompt:
   alone  the CLI with the very command line and config home our runner uses, its stdout read by a
          trivial reader (big ``read`` calls, newlines counted, no parsing): the floor the CLI sets
-         (claude: one stream-json user line written, read up to the ``result`` line; codex and gemini:
-         one process, read to its exit)
+         (claude: one stream-json user line written, read up to the ``result`` line; codex app-server:
+         ``initialize``, ``initialized``, ``thread/start`` written at once, ``turn/start`` once the
+         thread's id is read, read up to ``turn/completed``; codex exec and gemini: one process, read
+         to its exit)
   ours   ``AgentRunner(definition, workspace, cli=..., executable=...)``, ``turn = runner.send(prompt)``,
          every event of ``async for event in turn`` counted, then ``await turn``
 
@@ -42,13 +44,20 @@ from typing import Any, Self
 REPOSITORY = Path(__file__).resolve().parents[1]
 PINNED_BIN = REPOSITORY / "tests" / "real_cli" / "node_modules" / ".bin"
 MODELS = {"claude": None, "codex": "gpt-5.5", "gemini": "gemini-2.5-flash"}
-CLIS = ("claude", "codex", "gemini")
+CLIS = (
+    "claude",
+    "codex",
+    "codex-exec",
+    "gemini",
+)  # codex: app-server (the default mode), codex-exec: per turn
 SHORT_CHUNKS = 3
 TERMINAL_MARKERS = {
     "claude": b'"type":"result"',
-    "codex": b'"type":"turn.completed"',
+    "codex": b'"method":"turn/completed"',
+    "codex-exec": b'"type":"turn.completed"',
     "gemini": b'"type":"result"',
 }
+PERSISTENT = ("claude", "codex")  # one process that lives on after the turn
 
 
 # -- the fake model API, in a process of its own ------------------------------------------------------------
@@ -113,18 +122,31 @@ def cpu_seconds() -> float:
 def make_runner(cli: str, binary: str, workspace: Path, environment: dict[str, str]) -> Any:
     from elynav_nb.agents import AgentDefinition, AgentRunner
 
+    name, _, mode = cli.partition("-")
     definition = AgentDefinition(name="bench", description="A benchmark agent.", prompt="Answer as told.")
     return AgentRunner(
-        definition, workspace, cli=cli, executable=binary, environment=environment, model=MODELS[cli]
+        definition,
+        workspace,
+        cli=name,
+        cli_mode=mode or None,
+        executable=binary,
+        environment=environment,
+        model=MODELS[name],
     )
+
+
+def _rpc(request_id: str, method: str, params: dict[str, Any]) -> bytes:
+    return (json.dumps({"id": request_id, "method": method, "params": params}) + "\n").encode()
 
 
 async def measure_ours(
     cli: str, binary: str, prompt: str, workspace: Path, environment: dict[str, str]
 ) -> dict[str, Any]:
     runner = make_runner(cli, binary, workspace, environment)
-    if cli != "claude":
-        await runner.start()  # writes the config home; claude's start (the spawn) stays in the timing
+    if cli not in PERSISTENT:
+        await (
+            runner.start()
+        )  # writes the config home; a persistent CLI's start (the spawn) stays in the timing
     cpu_before = cpu_seconds()
     started = time.perf_counter()
     first = last = 0.0
@@ -174,6 +196,24 @@ async def measure_alone(
             )
             + "\n"
         ).encode()
+    elif cli == "codex":  # app-server: the runner's config home, command line and environment
+        from elynav_nb.agents.cli.codex_command import build_codex_app_server
+
+        await runner.start()
+        await runner.stop()
+        adapter = runner._adapter
+        command = build_codex_app_server(
+            runner.cli.argv,
+            adapter.plan,
+            parent_environment=adapter.settings.parent_environment,
+            environment=adapter.settings.environment_overrides,
+        )
+        argv, child_environment = list(command.argv), dict(command.environment)
+        stdin_line = (
+            _rpc("b1", "initialize", {"clientInfo": {"name": "bench", "version": "0"}})
+            + b'{"method":"initialized"}\n'
+            + _rpc("b2", "thread/start", {"cwd": str(workspace), "approvalPolicy": "never"})
+        )
     else:
         await runner.start()
         command = runner._adapter.turn_command(prompt, conversation_id=runner.session_id, resuming=False)
@@ -197,8 +237,22 @@ async def measure_alone(
     first = last = terminal = 0.0
     lines = 0
     carry = b""
+    waiting_for_thread = cli == "codex"
     while chunk := await process.stdout.read(1 << 20):
         last = time.perf_counter()
+        if waiting_for_thread:  # the handshake's answers are not the turn's output
+            carry += chunk
+            if b'"id":"b2"' not in carry:
+                continue
+            answer = next(line for line in carry.split(b"\n") if b'"id":"b2"' in line)
+            thread_id = json.loads(answer)["result"]["thread"]["id"]
+            assert process.stdin is not None
+            process.stdin.write(
+                _rpc("b3", "turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": prompt}]})
+            )
+            await process.stdin.drain()
+            waiting_for_thread, carry = False, b""
+            continue
         first = first or last
         lines += chunk.count(b"\n")
         if not terminal and TERMINAL_MARKERS[cli] in carry + chunk:
@@ -292,7 +346,7 @@ def report(cli: str, version: str, runs: dict[str, dict[str, list[dict[str, Any]
         end = [run["end"] for run in measured]
         tail = [run["end"] - run["last"] for run in measured]
         exits = [run["exit"] for run in measured if "exit" in run]
-        exit_note = f"  exit {median(exits):.3f}" if exits and cli != "claude" else ""
+        exit_note = f"  exit {median(exits):.3f}" if exits and cli not in PERSISTENT else ""
         print(
             f"  {client:<6} first {median(first):.3f} ({spread(first)})  last {median(last):.3f}  end {median(end):.3f} ({spread(end)})  "
             f"tail {median(tail) * 1000:.2f} ms ({min(tail) * 1000:.2f}-{max(tail) * 1000:.2f}){exit_note}"
@@ -310,7 +364,7 @@ def cli_version(cli: str, binary: str) -> str:
     from elynav_nb.agents.locate import locate_cli
 
     if cli != "claude":
-        return version_of(locate_cli(binary, cli=cli))  # type: ignore[arg-type]
+        return version_of(locate_cli(binary, cli=cli.partition("-")[0]))  # type: ignore[arg-type]
     completed = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60, check=False)
     return completed.stdout.split()[0] if completed.stdout else "?"
 
@@ -318,7 +372,7 @@ def cli_version(cli: str, binary: str) -> str:
 def run(chunks: int, repeat: int, clis: tuple[str, ...] = CLIS) -> None:
     with FakeApiProcess() as api:
         for cli in clis:
-            binary = find_binary(cli)
+            binary = find_binary(cli.partition("-")[0])
             if binary is None:
                 print(f"\n{cli}: not installed here, row skipped")
                 continue
