@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
 from typing import Any
 
 from elynav_nb.agents.adapter_settings import AdapterSettingsMixin
@@ -85,6 +84,7 @@ class CodexAppServerRunner(AdapterSettingsMixin, AgentRunner):
         self._codec = CodexAppServerCodec()
         self._decoder = self._codec
         self._notices: list[AgentError] = []
+        self._turn_start_answer: asyncio.Future[ControlResponse] | None = None
         self._model_for_next_turn: str | None = None
         self._retrying_since: float | None = None
         self._last_retry_message = ""
@@ -221,10 +221,12 @@ class CodexAppServerRunner(AdapterSettingsMixin, AgentRunner):
         if self._model_for_next_turn:
             params["model"] = self._model_for_next_turn
         self._retrying_since = None
+        self._codec.turn_id = ""  # known from the answer (or turn/started): a cancel waits for it
         self._control_counter += 1
         request_id = f"turn_{self._control_counter}"
         answered: asyncio.Future[ControlResponse] = asyncio.get_running_loop().create_future()
         self._pending_controls[request_id] = answered
+        self._turn_start_answer = answered
         answered.add_done_callback(lambda future: self._on_turn_started(turn, future))
         await process.write(self._codec.request(request_id, "turn/start", params))
 
@@ -234,7 +236,7 @@ class CodexAppServerRunner(AdapterSettingsMixin, AgentRunner):
         response = answered.result()
         if response.ok:
             turn_id = response.response.get("turn", {}).get("id")
-            if isinstance(turn_id, str) and not self._codec.turn_id:
+            if isinstance(turn_id, str) and turn_id:
                 self._codec.turn_id = turn_id
             return
         self._finish_turn(
@@ -244,8 +246,11 @@ class CodexAppServerRunner(AdapterSettingsMixin, AgentRunner):
             error_code="PROTOCOL_ERROR",
         )
 
-    def _interrupt_request(self) -> Awaitable[ControlResponse]:
-        return self._control(
+    async def _interrupt_request(self) -> ControlResponse:
+        answer = self._turn_start_answer
+        if not self._codec.turn_id and answer is not None:  # a cancel right after send(): its turn id first
+            await asyncio.wait([answer], timeout=self.interrupt_timeout)
+        return await self._control(
             "turn/interrupt",
             timeout=self.interrupt_timeout,
             threadId=self.session_id,
