@@ -1,6 +1,7 @@
 """``PerTurnRunner``: a codex or gemini conversation as ``AgentRunner`` turns, one CLI process per turn.
 
-Where it sits: ``AgentRunner(definition, workspace, cli="codex" | "gemini")`` makes one of these
+Where it sits: ``AgentRunner(definition, workspace, cli="gemini")`` (or ``cli="codex",
+cli_mode="exec"``: codex's default is ``codex_app_runner``, over app-server) makes one of these
 (``runner.py``'s ``__new__``); it shares ``Turn``, ``TurnResult``, the history, the listeners, the
 sync API and the display with the claude runner, and replaces the conversation driver: no
 persistent process, no control protocol. The adapter (``per_turn_clis.py``) writes the runner's
@@ -87,7 +88,7 @@ _CLI_NOTES = {
 class PerTurnRunner(AdapterSettingsMixin, AgentRunner):
     """A codex or gemini conversation, one CLI process per turn (see the module docstring).
 
-    Made by ``AgentRunner(..., cli="codex" | "gemini")``; takes the same arguments. ``limitations``
+    Made by ``AgentRunner(..., cli="gemini")`` or ``AgentRunner(..., cli="codex", cli_mode="exec")``; takes the same arguments. ``limitations``
     says what the CLI cannot honour of them.
     """
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from elynav_nb.agents.definitions import AgentDefinition, builtin_agents, install_agents, load_agents
-from elynav_nb.agents.locate import check_cli_name
+from elynav_nb.agents.locate import check_cli_name, choose_cli_mode
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import AgentNotFound, InvalidInput
 from elynav_nb.office.peers import TOKEN_VARIABLE
@@ -125,16 +125,12 @@ def runner_for(
     cli = check_cli_name(options.pop("cli", None) or definition.cli or "claude")
     if definition.tools and cli == "claude":  # codex and gemini get them in their config home
         extra_arguments += ["--allowedTools", *definition.tools]
-    if cli != "claude":
-        # The definition's permission mode rules: gemini (a process per turn) cannot ask, and
-        # codex could not pre-approve `elynav ask` as claude's --allowedTools does.
+    if cli == "gemini" or (cli == "codex" and choose_cli_mode(cli, options.get("cli_mode")) == "exec"):
+        # A process per turn cannot ask: the definition's permission mode rules. (codex over
+        # app-server asks; its exec-policy rules, from the definition's Bash(...) tools, let
+        # `elynav ask` run without asking, as claude's --allowedTools does.)
         options["permission_prompts"] = False
         options.pop("permission_handler", None)
-    if cli == "codex":  # `elynav ask` connects to the office's socket: the sandbox must allow it
-        options["cli_config"] = {
-            "sandbox_workspace_write.network_access": True,
-            **(options.get("cli_config") or {}),
-        }
     return AgentRunner(
         definition,
         workspace,

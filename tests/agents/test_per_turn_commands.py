@@ -99,8 +99,10 @@ def test_codex_config_holds_model_sandbox_prompt_provider_and_mcp_servers(tmp_pa
         request_max_retries=0,
         stream_max_retries=0,
     )
-    [config_file] = plan.config_files
+    config_file, rules_file = plan.config_files
     assert config_file.path == tmp_path / "codex" / "config.toml"
+    assert rules_file.path == tmp_path / "codex" / "rules" / "elynav.rules"
+    assert "prefix_rule" not in rules_file.text  # no Bash(...) rule in the definition
     config = tomllib.loads(config_file.text)
     assert config["model"] == "gpt-5.5" and config["sandbox_mode"] == "workspace-write"
     assert config["developer_instructions"] == 'You are "the" agent.\nLine two.'
@@ -121,6 +123,20 @@ def test_codex_config_holds_model_sandbox_prompt_provider_and_mcp_servers(tmp_pa
     assert plan.mcp_server_names == ("crm",) and not plan.bypass_sandbox
     assert any("Read" in note for note in plan.limitations)  # built-in filters cannot be enforced
     assert plan.environment_overrides == {"CODEX_HOME": str(tmp_path / "codex")}
+
+
+def test_the_definition_s_bash_rules_become_codex_exec_policy_rules(tmp_path):
+    tools = ("Read", "Bash(elynav ask:*)", "Bash(git status)", "Bash(npm run test *)", "Bash")
+    plan = plan_codex_runner(workspace=WORKSPACE, codex_home=tmp_path, tools=tools)
+    rules = plan.config_files[1].text.splitlines()
+    assert rules[1:] == [
+        'prefix_rule(pattern=["elynav", "ask"], decision="allow")',
+        'prefix_rule(pattern=["git", "status"], decision="allow")',
+        'prefix_rule(pattern=["npm", "run", "test"], decision="allow")',
+    ]
+    [not_enforced] = [note for note in plan.limitations if "not enforced" in note]
+    assert not_enforced.endswith("Read, Bash not enforced")  # a bare Bash (every command) has no rule
+    assert any("without asking and outside the sandbox" in note for note in plan.limitations)
 
 
 def test_codex_without_a_tool_list_gets_every_server_but_sse_and_keeps_env_and_headers(tmp_path):

@@ -13,6 +13,7 @@ Everything that must hold for new and resumed turns alike lives in ``config.toml
 resume`` has no ``-s``): ``allow_login_shell = false`` (tool commands keep the runner's ``PATH``;
 ``bash -lc`` would rebuild it from the profile), ``model``, ``sandbox_mode`` (or the bypass flag), ``developer_instructions``
 (the agent's system prompt, sent as a developer message after codex's own instructions),
+``rules/elynav.rules`` (the definition's ``Bash(<command>:*)`` rules as exec-policy ``allow`` rules),
 ``[mcp_servers.<name>]`` (``required = true``: without it codex does not wait for a slow server
 and the model's tool search finds nothing; ``default_tools_approval_mode = "approve"``: exec has no
 one to ask; ``enabled_tools`` from the definition), and, when ``provider_base_url`` is given, a
@@ -39,6 +40,7 @@ from elynav_nb.agents.cli.per_turn_command import (
     ConfigFile,
     McpServer,
     TurnCommand,
+    bash_rule_prefix,
     prompt_goes_to_stdin,
     split_definition_tools,
 )
@@ -50,6 +52,7 @@ __all__ = [
     "build_codex_app_server",
     "build_codex_turn",
     "codex_child_environment",
+    "exec_policy_rules",
     "codex_config_arguments",
     "plan_codex_runner",
     "render_toml",
@@ -195,10 +198,17 @@ def plan_codex_runner(
     if provider_base_url:
         config["model_provider"] = CODEX_PROVIDER_NAME
     definition_tools = split_definition_tools(tools)
-    if definition_tools.builtin:
+    allowed_commands = [prefix for prefix in map(bash_rule_prefix, definition_tools.builtin) if prefix]
+    not_enforced = [tool for tool in definition_tools.builtin if not bash_rule_prefix(tool)]
+    if not_enforced:
         limitations.append(
             "codex cannot filter its built-in tools (shell, apply_patch, web search): "
-            f"{', '.join(definition_tools.builtin)} not enforced"
+            f"{', '.join(not_enforced)} not enforced"
+        )
+    if allowed_commands:
+        limitations.append(
+            "Bash(...) rules become codex exec-policy rules: those commands run without asking and outside "
+            "the sandbox, as claude runs them without asking"
         )
     servers: dict[str, Any] = {}
     for server in mcp_servers:
@@ -232,7 +242,10 @@ def plan_codex_runner(
     return CodexRunnerPlan(
         workspace=workspace,
         codex_home=codex_home,
-        config_files=(ConfigFile(codex_home / "config.toml", render_toml(document)),),
+        config_files=(
+            ConfigFile(codex_home / "config.toml", render_toml(document)),
+            ConfigFile(codex_home / "rules" / "elynav.rules", exec_policy_rules(allowed_commands)),
+        ),
         environment_overrides=environment,
         bypass_sandbox=bypass,
         model=chosen_model,
@@ -240,6 +253,18 @@ def plan_codex_runner(
         limitations=tuple(limitations),
         extra_arguments=tuple(extra_arguments),
     )
+
+
+def exec_policy_rules(allowed_commands: Sequence[Sequence[str]]) -> str:
+    """``$CODEX_HOME/rules/elynav.rules``: one ``prefix_rule(..., decision="allow")`` per allowed command.
+
+    codex runs a command an ``allow`` rule matches without asking and outside its sandbox (checked
+    on codex-cli 0.171.0: a ``touch`` allowed this way writes in a read-only sandbox).
+    """
+    lines = ["# Written by elynav_nb from the agent definition's Bash(...) rules; rewritten at each start."]
+    for words in allowed_commands:
+        lines.append(f'prefix_rule(pattern={json.dumps(list(words), ensure_ascii=False)}, decision="allow")')
+    return "\n".join(lines) + "\n"
 
 
 def codex_child_environment(

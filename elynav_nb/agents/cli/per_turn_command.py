@@ -21,6 +21,7 @@ What it holds:
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ __all__ = [
     "DefinitionTools",
     "McpServer",
     "TurnCommand",
+    "bash_rule_prefix",
     "expand_placeholders",
     "prompt_goes_to_stdin",
     "read_mcp_servers",
@@ -44,6 +46,7 @@ PROMPT_ARGUMENT_LIMIT = 100_000
 """Bytes of prompt passed as an argument; a longer prompt is written to the CLI's stdin."""
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_BASH_RULE = re.compile(r"^Bash\((?P<command>[^()]*?)(?::\*|\s\*)?\)$")
 _MCP_TOOL = re.compile(r"^mcp__(?P<server>[^_](?:[^_]|_(?!_))*)(?:__(?P<tool>.+))?$")
 
 
@@ -160,6 +163,20 @@ class DefinitionTools:
     def allows_server(self, server: str) -> bool:
         """Whether any tool of ``server`` may be offered (all of them when unrestricted)."""
         return not self.restricted or server in self.mcp
+
+
+def bash_rule_prefix(tool: str) -> tuple[str, ...]:
+    """The command words a claude ``Bash(...)`` rule allows: ``Bash(elynav ask:*)`` -> ``("elynav", "ask")``.
+
+    ``()`` for anything else (a bare ``Bash``, another tool, a rule whose words cannot be split).
+    """
+    match = _BASH_RULE.match(tool.strip())
+    if not match:
+        return ()
+    try:
+        return tuple(shlex.split(match.group("command")))
+    except ValueError:
+        return ()
 
 
 def split_definition_tools(tools: Iterable[str]) -> DefinitionTools:
