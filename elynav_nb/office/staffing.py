@@ -16,10 +16,11 @@ runner (at start, and when a conversation cannot be resumed). Reads agent files;
 
 An employee may be any CLI: its definition's ``cli`` (``codex``, ``gemini``; claude by default)
 picks it. A codex or gemini employee gets its definition's tools through its runner's config home
-instead of ``--allowedTools``, runs in its definition's permission mode (no prompts to surface: a
-process per turn cannot ask), and a codex one may reach the office's socket from its sandbox
-(``sandbox_workspace_write.network_access``; codex's read-only sandbox blocks sockets, so a codex
-agent that delegates needs ``acceptEdits`` or more); the office's ``executable`` is claude's unless it maps CLI names to
+instead of ``--allowedTools`` (codex: its ``Bash(...)`` rules, ``elynav ask`` among them, become
+exec-policy ``allow`` rules, so delegating runs without a prompt and outside the sandbox). A codex
+employee (app-server) keeps the office's permission prompts; a gemini one, or codex in
+``cli_mode="exec"`` (a process per turn cannot ask), runs in its definition's permission mode. The
+office's ``executable`` is claude's unless it maps CLI names to
 commands (``{"claude": "standin", "codex": [...]}``); codex and gemini are otherwise found on PATH
 (or ``ELYNAV_CODEX_CLI`` / ``ELYNAV_GEMINI_CLI``).
 """
