@@ -41,7 +41,6 @@ from elynav_nb.agents.events import AgentError, ControlResponse, PermissionReque
 from elynav_nb.agents.locate import cli_version, locate_cli
 from elynav_nb.agents.per_turn_clis import CodexAdapter, merged_limitations
 from elynav_nb.agents.process import CliProcess
-from elynav_nb.agents.reaper import register_process
 from elynav_nb.agents.runner import AgentRunner, Turn
 from elynav_nb.errors import (
     AgentBusy,
@@ -125,19 +124,7 @@ class CodexAppServerRunner(AdapterSettingsMixin, AgentRunner):
         self.command_line = list(command.argv)
         self._codec = CodexAppServerCodec(model=adapter.plan.model or "", cli_version=self.cli_version)
         self._decoder = self._codec
-        process = CliProcess(
-            command.argv,
-            cwd=command.cwd,
-            environment=dict(command.environment),
-            on_line=self._handle_line,
-            on_oversized=self._handle_oversized_line,
-            on_exit=self._handle_exit,
-            max_line_bytes=self.max_line_bytes,
-            stderr_tail_bytes=self.stderr_tail_bytes,
-        )
-        self._process = process
-        await process.spawn()
-        register_process(self, process)
+        process = await self._spawn_process(command.argv, command.cwd, dict(command.environment))
         try:
             await self._call("initialize", clientInfo=_CLIENT_INFO)
             await process.write(self._codec.notification("initialized"))

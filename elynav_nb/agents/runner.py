@@ -457,19 +457,7 @@ class AgentRunner:
         environment = build_child_environment(os.environ, {**agent_identity, **self.environment_overrides})
         self._decoder = ClaudeStreamDecoder(partial_messages=self.include_partial_messages)
         self._total_cost_usd = 0.0
-        process = CliProcess(
-            argv,
-            cwd=self.workspace,
-            environment=environment,
-            on_line=self._handle_line,
-            on_oversized=self._handle_oversized_line,
-            on_exit=self._handle_exit,
-            max_line_bytes=self.max_line_bytes,
-            stderr_tail_bytes=self.stderr_tail_bytes,
-        )
-        self._process = process
-        await process.spawn()
-        register_process(self, process)
+        process = await self._spawn_process(argv, self.workspace, environment)
         try:
             response = await self._control("initialize", timeout=self.start_timeout, hooks=None)
         except (CliExited, AgentTimeout) as error:
@@ -493,6 +481,23 @@ class AgentRunner:
         self._resume_next_start = True  # a later restart continues this conversation
         self.status = "idle"
         self.last_activity = time.monotonic()
+
+    async def _spawn_process(self, argv: Sequence[str], cwd: Path, environment: dict[str, str]) -> CliProcess:
+        """Spawn the conversation's CLI, its stdout routed to ``_handle_line``, reaped at exit."""
+        process = CliProcess(
+            argv,
+            cwd=cwd,
+            environment=environment,
+            on_line=self._handle_line,
+            on_oversized=self._handle_oversized_line,
+            on_exit=self._handle_exit,
+            max_line_bytes=self.max_line_bytes,
+            stderr_tail_bytes=self.stderr_tail_bytes,
+        )
+        self._process = process
+        await process.spawn()
+        register_process(self, process)
+        return process
 
     def _ensure_agent_installed(self) -> None:
         if self.agent_name is None:

@@ -40,7 +40,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from elynav_nb.agents.cli.codex_codec import USAGE_KEYS, codex_tool_result, codex_tool_use
+from elynav_nb.agents.cli.codex_codec import USAGE_KEYS, codex_tool_use, finished_tool_events
 from elynav_nb.agents.cli.per_turn_codec import as_dict, as_int, as_str, parse_json_line
 from elynav_nb.agents.events import (
     AgentError,
@@ -245,15 +245,7 @@ class CodexAppServerCodec:
             if any(parts):
                 return [ThinkingDelta("\n".join(part for part in parts if part))]
         elif item_type in _ITEM_TYPES:
-            exec_item = app_item_as_exec_item(item)
-            events: list[AgentEvent | ControlFrame] = []
-            if item_id not in self._started_tools:
-                tool_use = codex_tool_use(exec_item)
-                if tool_use is not None:
-                    events.append(tool_use)
-            self._started_tools.discard(item_id)
-            events.append(codex_tool_result(exec_item))
-            return events
+            return list(finished_tool_events(app_item_as_exec_item(item), self._started_tools))
         return [RawEvent(type="item/completed", subtype=item_type, data=message)]
 
     def _turn_completed(self, turn: dict[str, Any]) -> TurnEnded:

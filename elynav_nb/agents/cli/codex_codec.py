@@ -44,7 +44,7 @@ from elynav_nb.agents.events import (
     TurnEnded,
 )
 
-__all__ = ["USAGE_KEYS", "CodexEventDecoder", "codex_tool_result", "codex_tool_use"]
+__all__ = ["USAGE_KEYS", "CodexEventDecoder", "codex_tool_result", "codex_tool_use", "finished_tool_events"]
 
 USAGE_KEYS = (
     "input_tokens",
@@ -102,6 +102,19 @@ def codex_tool_result(item: Mapping[str, Any]) -> ToolResult:
         ]
         return ToolResult(tool_use_id=item_id, content="\n".join(changes), is_error=failed)
     return ToolResult(tool_use_id=item_id, content=as_str(item.get("query")), is_error=failed)
+
+
+def finished_tool_events(item: Mapping[str, Any], started: set[str]) -> list[AgentEvent]:
+    """A finished tool item's ``ToolResult``, after its ``ToolUse`` when none was sent at its start."""
+    events: list[AgentEvent] = []
+    item_id = as_str(item.get("id"))
+    if item_id not in started:
+        tool_use = codex_tool_use(item)
+        if tool_use is not None:
+            events.append(tool_use)
+    started.discard(item_id)
+    events.append(codex_tool_result(item))
+    return events
 
 
 class CodexEventDecoder(JsonLineDecoder):
@@ -172,15 +185,7 @@ class CodexEventDecoder(JsonLineDecoder):
             return [AgentError(as_str(item.get("message")) or "codex reported an error", code="CLI_WARNING")]
         if item_type not in _TOOL_ITEM_TYPES:
             return [RawEvent(type="item.completed", subtype=item_type, data=message)]
-        events: list[AgentEvent] = []
-        item_id = as_str(item.get("id"))
-        if item_id not in self._started_items:
-            tool_use = codex_tool_use(item)
-            if tool_use is not None:
-                events.append(tool_use)
-        self._started_items.discard(item_id)
-        events.append(codex_tool_result(item))
-        return events
+        return finished_tool_events(item, self._started_items)
 
     def _turn_completed(self, usage: dict[str, Any]) -> TurnEnded:
         totals = {key: as_int(usage.get(key)) for key in USAGE_KEYS}
