@@ -138,6 +138,8 @@ class CodexAppServerRunner(AdapterSettingsMixin, AgentRunner):
                     f"(codex cannot resume it: {error})",
                     details={"session_id": self.session_id, "cli": "codex"},
                 ) from error
+            if isinstance(error, ProtocolError):  # codex runs, and refused initialize or thread/start
+                raise CliStartFailed(str(error), details=dict(error.details)) from error
             raise self._start_failure(error) from error
         self.session_id = thread_id
         self._codec.thread_id = thread_id

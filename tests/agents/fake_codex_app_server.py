@@ -12,6 +12,7 @@ according to ``FAKE_MODE``:
   approval  first an unsupported request (``item/tool/requestUserInput``), then a command approval
             (integer id); the answer decides the command item's status and the message
   refuse    answer ``turn/start`` with a JSON-RPC error
+  no-thread answer ``thread/start`` with a JSON-RPC error
   crash     start the turn, then exit 3 with a message on stderr
   retry     start the turn, then an ``error`` with ``willRetry`` every 0.2 s for ever
 
@@ -156,6 +157,8 @@ def main() -> None:
                 answered.notify_all()
         elif method == "initialize":
             emit({"id": request_id, "result": {"userAgent": "fake", "codexHome": str(HOME)}})
+        elif method == "thread/start" and MODE == "no-thread":
+            emit({"id": request_id, "error": {"code": -32600, "message": "fake: no thread today"}})
         elif method == "thread/start":
             thread_id = str(uuid.uuid4())
             thread_file(thread_id).write_text("0")

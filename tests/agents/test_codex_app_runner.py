@@ -142,6 +142,18 @@ async def test_a_refused_turn_fails_typed_and_the_runner_goes_on(workspace):
     await runner.stop()
 
 
+async def test_a_refused_thread_fails_the_start_typed_and_leaves_no_process(workspace):
+    runner = fake_runner(workspace, mode="no-thread")
+    with pytest.raises(CliStartFailed, match="refused thread/start: fake: no thread today") as refused:
+        await runner.start()
+    assert refused.value.code == "CLI_START_FAILED" and "exited" not in str(refused.value)
+    result = await runner.send("bonjour")  # a turn reports the same failure, typed
+    await runner.stop()
+    assert result.outcome == "failed" and result.error_code == "CLI_START_FAILED"
+    assert runner.pid is None or not process_alive(runner.pid)
+    assert our_zombies() == []
+
+
 async def test_a_crash_fails_the_turn_and_the_next_one_resumes_the_thread(workspace, tmp_path):
     log = tmp_path / "log.jsonl"
     runner = fake_runner(workspace, log=log)
