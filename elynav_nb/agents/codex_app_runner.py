@@ -80,8 +80,7 @@ class CodexAppServerRunner(AdapterSettingsMixin, AgentRunner):
         self.cli_version = ""
         self._resume_asked = self._resume_next_start
         self._adapter: CodexAdapter | None = None
-        self._codec = CodexAppServerCodec()
-        self._decoder = self._codec
+        self._decoder = CodexAppServerCodec()
         self._notices: list[AgentError] = []
         self._turn_start_answer: asyncio.Future[ControlResponse] | None = None
         self._model_for_next_turn: str | None = None
@@ -91,6 +90,12 @@ class CodexAppServerRunner(AdapterSettingsMixin, AgentRunner):
         if isinstance(self.definition, AgentDefinition):
             adapter = CodexAdapter(self._settings(self.definition), interactive=True)
             self._planned_limitations = adapter.planned_limitations()
+
+    @property
+    def _codec(self) -> CodexAppServerCodec:
+        """The runner's decoder, as the codec it is (one per process; it also encodes our lines)."""
+        assert isinstance(self._decoder, CodexAppServerCodec)
+        return self._decoder
 
     @property
     def limitations(self) -> tuple[str, ...]:
@@ -122,8 +127,7 @@ class CodexAppServerRunner(AdapterSettingsMixin, AgentRunner):
             environment=adapter.settings.environment_overrides,
         )
         self.command_line = list(command.argv)
-        self._codec = CodexAppServerCodec(model=adapter.plan.model or "", cli_version=self.cli_version)
-        self._decoder = self._codec
+        self._decoder = CodexAppServerCodec(model=adapter.plan.model or "", cli_version=self.cli_version)
         process = await self._spawn_process(command.argv, command.cwd, dict(command.environment))
         try:
             await self._call("initialize", clientInfo=_CLIENT_INFO)
@@ -162,7 +166,7 @@ class CodexAppServerRunner(AdapterSettingsMixin, AgentRunner):
         assert adapter.plan is not None
         params: dict[str, Any] = {
             "cwd": str(self.workspace),
-            **thread_policy(adapter.plan, self.permission_mode, adapter.asks_for_approval),
+            **thread_policy(adapter.plan),
         }
         if adapter.plan.model:
             params["model"] = adapter.plan.model

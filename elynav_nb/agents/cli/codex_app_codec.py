@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from elynav_nb.agents.cli.codex_codec import USAGE_KEYS, codex_tool_use, finished_tool_events
-from elynav_nb.agents.cli.per_turn_codec import as_dict, as_int, as_str, parse_json_line
+from elynav_nb.agents.cli.per_turn_codec import JsonLineDecoder, as_dict, as_int, as_str
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -110,7 +110,7 @@ def _line(message: Mapping[str, Any]) -> bytes:
     return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
-class CodexAppServerCodec:
+class CodexAppServerCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
     """Decodes one ``codex app-server`` process's stdout and encodes what we write to its stdin.
 
     ``thread_id`` is set by the runner from the ``thread/start`` (or ``thread/resume``) answer;
@@ -130,15 +130,6 @@ class CodexAppServerCodec:
         self._last_message = ""
 
     # -- decoding ------------------------------------------------------------------------------------
-
-    def decode_line(self, line: bytes | str) -> list[AgentEvent | ControlFrame]:
-        """Events and control frames for one stdout line (a bad line becomes an ``AgentError``)."""
-        parsed = parse_json_line(line)
-        if parsed is None:
-            return []
-        if isinstance(parsed, AgentError):
-            return [parsed]
-        return self.decode_message(parsed)
 
     def decode_message(self, message: dict[str, Any]) -> list[AgentEvent | ControlFrame]:
         """Events and control frames for one parsed JSON-RPC message."""

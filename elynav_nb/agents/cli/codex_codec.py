@@ -117,7 +117,7 @@ def finished_tool_events(item: Mapping[str, Any], started: set[str]) -> list[Age
     return events
 
 
-class CodexEventDecoder(JsonLineDecoder):
+class CodexEventDecoder(JsonLineDecoder[AgentEvent]):
     """Decodes the stdout of one ``codex exec --json`` process (one turn).
 
     ``model`` and ``cli_version`` fill ``AgentStarted`` (codex prints neither). After ``turn.completed``, ``thread_usage`` holds the

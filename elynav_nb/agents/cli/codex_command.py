@@ -127,6 +127,8 @@ class CodexRunnerPlan:
     config_files: tuple[ConfigFile, ...]
     environment_overrides: Mapping[str, str] = field(repr=False)
     bypass_sandbox: bool = False
+    sandbox_mode: str = "read-only"  # "danger-full-access" when bypassed
+    asks_for_approval: bool = False
     model: str | None = None
     mcp_server_names: tuple[str, ...] = ()
     limitations: tuple[str, ...] = ()
@@ -186,8 +188,9 @@ def plan_codex_runner(
     if chosen_model:
         config["model"] = chosen_model
     bypass = permission_mode == "bypassPermissions"
+    sandbox_mode = "workspace-write" if permission_mode == "acceptEdits" else "read-only"
     if not bypass:
-        config["sandbox_mode"] = "workspace-write" if permission_mode == "acceptEdits" else "read-only"
+        config["sandbox_mode"] = sandbox_mode
     if not asks_for_approval and permission_mode in (None, "default", "plan", "manual", "dontAsk", "auto"):
         limitations.append(
             f"permission mode {permission_mode or 'default'!r} without prompts: codex never asks; its read-only sandbox "
@@ -248,6 +251,8 @@ def plan_codex_runner(
         ),
         environment_overrides=environment,
         bypass_sandbox=bypass,
+        sandbox_mode="danger-full-access" if bypass else sandbox_mode,
+        asks_for_approval=asks_for_approval,
         model=chosen_model,
         mcp_server_names=tuple(servers),
         limitations=tuple(limitations),
@@ -299,20 +304,16 @@ def build_codex_app_server(
     )
 
 
-def thread_policy(
-    plan: CodexRunnerPlan, permission_mode: str | None, asks_for_approval: bool
-) -> dict[str, str]:
-    """The ``sandbox`` and ``approvalPolicy`` of ``thread/start`` / ``thread/resume`` for a permission mode.
+def thread_policy(plan: CodexRunnerPlan) -> dict[str, str]:
+    """The ``sandbox`` and ``approvalPolicy`` of ``thread/start`` / ``thread/resume`` for the plan.
 
     ``bypassPermissions``: no sandbox, never ask. Otherwise the sandbox of ``config.toml``
     (``read-only``, or ``workspace-write`` for ``acceptEdits``), and ``untrusted`` when the runner
     takes permission prompts (codex asks before any command it does not know to be safe), else
     ``never`` (what the sandbox refuses fails, as with ``codex exec``).
     """
-    if plan.bypass_sandbox:
-        return {"sandbox": "danger-full-access", "approvalPolicy": "never"}
-    sandbox = "workspace-write" if permission_mode == "acceptEdits" else "read-only"
-    return {"sandbox": sandbox, "approvalPolicy": "untrusted" if asks_for_approval else "never"}
+    asks = plan.asks_for_approval and not plan.bypass_sandbox
+    return {"sandbox": plan.sandbox_mode, "approvalPolicy": "untrusted" if asks else "never"}
 
 
 def build_codex_turn(

@@ -56,7 +56,7 @@ def canonical_tool_name(native_name: str, mcp_server_names: Iterable[str]) -> st
     return native_name
 
 
-class GeminiEventDecoder(JsonLineDecoder):
+class GeminiEventDecoder(JsonLineDecoder[AgentEvent]):
     """Decodes the stdout of one ``gemini -o stream-json`` process (one turn).
 
     ``mcp_server_names`` are the servers of the runner's settings (for canonical tool names);

@@ -1,6 +1,6 @@
 """Shared pieces of the codecs of the process-per-turn CLIs, codex and gemini (pure, no I/O).
 
-Where it sits: imported by ``codex_codec`` and ``gemini_codec``. ``parse_json_line`` turns one
+Where it sits: imported by ``codex_codec``, ``gemini_codec`` and ``codex_app_codec``. ``parse_json_line`` turns one
 stdout line into a dict or one ``AgentError`` (orjson first, the standard library for the lines
 it refuses, as the claude codec does); the ``as_*`` helpers read loosely typed fields without
 trusting them; ``TurnVerdict`` is how a turn ended once its process is gone (each decoder's
@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import orjson
 
-from elynav_nb.agents.events import AgentError, AgentEvent
+from elynav_nb.agents.events import AgentError, AgentEvent, ControlFrame
 from elynav_nb.agents.results import Outcome
+
+DecodedT = TypeVar("DecodedT", AgentEvent, AgentEvent | ControlFrame)
 
 __all__ = [
     "EXCERPT_LENGTH",
@@ -85,11 +87,15 @@ class TurnVerdict:
     reason: str
 
 
-class JsonLineDecoder:
-    """The line step both per-turn codecs share: a stdout line to its JSON object, then ``decode_message``."""
+class JsonLineDecoder(Generic[DecodedT]):
+    """The line step the CLI codecs share: a stdout line to its JSON object, then ``decode_message``.
 
-    def decode_line(self, line: bytes | str) -> list[AgentEvent]:
-        """All events carried by one stdout line (none for a blank line)."""
+    ``DecodedT``: what a line decodes to (``AgentEvent`` for the per-turn codecs; events and control
+    frames for codex app-server's JSON-RPC). A line that is not JSON becomes an ``AgentError``.
+    """
+
+    def decode_line(self, line: bytes | str) -> list[DecodedT | AgentError]:
+        """All items carried by one stdout line (none for a blank line)."""
         parsed = parse_json_line(line)
         if parsed is None:
             return []
@@ -97,5 +103,5 @@ class JsonLineDecoder:
             return [parsed]
         return self.decode_message(parsed)
 
-    def decode_message(self, message: dict[str, Any]) -> list[AgentEvent]:
+    def decode_message(self, message: dict[str, Any]) -> list[DecodedT | AgentError]:
         raise NotImplementedError
