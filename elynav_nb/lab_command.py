@@ -17,7 +17,15 @@ from pathlib import Path
 
 from elynav_nb.errors import NotFound
 
-__all__ = ["LAB_MODULES", "configure", "jupyterlab_command", "missing_lab_modules", "notebooks_folder", "run"]
+__all__ = [
+    "LAB_MODULES",
+    "configure",
+    "jupyterlab_command",
+    "lab_install_command",
+    "missing_lab_modules",
+    "notebooks_folder",
+    "run",
+]
 
 # The modules the `lab` extra brings, each with what it is for.
 LAB_MODULES: dict[str, str] = {
@@ -60,6 +68,16 @@ def notebooks_folder(folder: str | None, working_directory: Path | None = None) 
     )
 
 
+def lab_install_command(working_directory: Path | None = None) -> str:
+    """How to install the lab extra here: from the checkout this package runs from, else from the index."""
+    checkout = Path(__file__).resolve().parents[1]
+    if not (checkout / "pyproject.toml").is_file():
+        return "python -m pip install 'elynav-nb[lab]'"
+    here = (working_directory or Path.cwd()).resolve()
+    where = "." if here == checkout else str(checkout)
+    return f"python -m pip install -e '{where}[lab]'"
+
+
 def jupyterlab_command(folder: Path, *, port: int | None = None, open_browser: bool = True) -> list[str]:
     """The command line that starts JupyterLab on ``folder`` with this interpreter."""
     command = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={folder}"]
@@ -76,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     missing = missing_lab_modules()
     if missing:
         needed = ", ".join(f"{name} ({LAB_MODULES[name]})" for name in missing)
-        raise NotFound(f"the lab extra is missing: {needed}. Install it with: pip install 'elynav-nb[lab]'")
+        raise NotFound(f"the lab extra is missing: {needed}. Install it with: {lab_install_command()}")
     folder = notebooks_folder(args.folder)
     command = jupyterlab_command(folder, port=args.port, open_browser=not args.no_browser)
     print(f"opening {folder} in JupyterLab (Ctrl-C to stop)", flush=True)

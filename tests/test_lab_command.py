@@ -19,6 +19,7 @@ import pytest
 
 from elynav_nb import lab_command
 from elynav_nb.cli import main
+from tests.tiers import needs
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
@@ -26,19 +27,38 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 def test_a_missing_lab_extra_is_one_clear_line_and_starts_nothing(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    real_find_spec = importlib.util.find_spec
+    # Whatever this venv has (the README's test extra alone, or the lab extra too): only the widgets
+    # front end is missing here.
     monkeypatch.setattr(
         importlib.util,
         "find_spec",
-        lambda name, *rest: None if name == "jupyterlab_widgets" else real_find_spec(name, *rest),
+        lambda name, *rest: None if name == "jupyterlab_widgets" else object(),
     )
+    monkeypatch.chdir(REPOSITORY)
     started: list[Any] = []
     monkeypatch.setattr(os, "execv", lambda *args: started.append(args))
     assert main(["lab"]) == 2
     error = capsys.readouterr().err
-    assert error.startswith("NOT_FOUND: the lab extra is missing: jupyterlab_widgets")
-    assert "pip install 'elynav-nb[lab]'" in error and "Traceback" not in error
+    assert error.startswith("NOT_FOUND: the lab extra is missing: jupyterlab_widgets (")
+    assert "jupyterlab (" not in error and "ipykernel (" not in error
+    # From the checkout: the editable install of this folder, never a download of the published package.
+    assert "python -m pip install -e '.[lab]'" in error and "Traceback" not in error
     assert started == []
+
+
+def test_every_missing_lab_module_is_named(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None)
+    monkeypatch.setattr(os, "execv", lambda *args: pytest.fail("JupyterLab must not start"))
+    assert main(["lab"]) == 2
+    error = capsys.readouterr().err
+    assert all(f"{name} (" in error for name in lab_command.LAB_MODULES)
+
+
+def test_the_install_hint_names_the_checkout_from_elsewhere(tmp_path: Path) -> None:
+    assert lab_command.lab_install_command(REPOSITORY) == "python -m pip install -e '.[lab]'"
+    assert lab_command.lab_install_command(tmp_path) == f"python -m pip install -e '{REPOSITORY}[lab]'"
 
 
 def test_the_folder_is_the_argument_else_the_checkouts_notebooks(tmp_path: Path) -> None:
@@ -70,7 +90,13 @@ def free_port() -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(lab_command.missing_lab_modules() != [], reason="the lab extra is not installed here")
+@pytest.mark.lab
+@needs(
+    "ELYNAV_REQUIRE_LAB",
+    f"the lab extra is missing: {', '.join(lab_command.missing_lab_modules())}"
+    if lab_command.missing_lab_modules()
+    else None,
+)
 def test_elynav_lab_serves_the_notebooks(tmp_path: Path) -> None:
     port = free_port()
     environment = dict(

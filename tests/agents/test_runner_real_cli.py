@@ -15,6 +15,7 @@ import shutil
 import pytest
 
 from elynav_nb.agents import AgentError, AgentRunner, builtin_agents
+from tests.tiers import needs
 
 from .helpers import process_alive
 
@@ -22,8 +23,9 @@ CLAUDE_BINARY = os.environ.get("ELYNAV_CLAUDE_BIN") or shutil.which("claude")
 
 pytestmark = [
     pytest.mark.real_cli,
-    pytest.mark.skipif(
-        CLAUDE_BINARY is None, reason="the claude CLI is not installed (set ELYNAV_CLAUDE_BIN)"
+    needs(
+        "ELYNAV_REQUIRE_REAL_CLI",
+        None if CLAUDE_BINARY else "the claude CLI is not installed (set ELYNAV_CLAUDE_BIN)",
     ),
 ]
 

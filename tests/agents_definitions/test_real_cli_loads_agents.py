@@ -15,13 +15,15 @@ from pathlib import Path
 import pytest
 
 from elynav_nb.agents.definitions import builtin_agents, install_agents
+from tests.tiers import needs
 
 CLAUDE_BINARY = os.environ.get("ELYNAV_CLAUDE_BIN") or shutil.which("claude")
 
 pytestmark = [
     pytest.mark.real_cli,
-    pytest.mark.skipif(
-        CLAUDE_BINARY is None, reason="the claude CLI is not installed (set ELYNAV_CLAUDE_BIN)"
+    needs(
+        "ELYNAV_REQUIRE_REAL_CLI",
+        None if CLAUDE_BINARY else "the claude CLI is not installed (set ELYNAV_CLAUDE_BIN)",
     ),
 ]
 

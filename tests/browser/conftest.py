@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
+
+from tests import tiers
 
 from .lab import LabBrowser, browser_unavailable_reason
 
@@ -16,8 +17,6 @@ def lab_browser() -> Iterator[LabBrowser]:
     loop set as the thread's running loop while it lives, which breaks every asyncio test after it."""
     reason = browser_unavailable_reason()
     if reason is not None:
-        if os.environ.get("ELYNAV_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"ELYNAV_REQUIRE_BROWSER is set but the browser tests cannot run: {reason}")
-        pytest.skip(reason)
+        tiers.skip_or_fail("ELYNAV_REQUIRE_BROWSER", reason)
     with LabBrowser.start() as browser:
         yield browser

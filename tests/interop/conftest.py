@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests import tiers
 
 INTEROP_DIRECTORY = Path(__file__).parent
 INSTALL_TIMEOUT_SECONDS = 600
@@ -33,9 +34,7 @@ NodeRunner = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 def _skip_or_fail(reason: str) -> None:
     """Skip with the reason, except where ELYNAV_REQUIRE_NODE=1 (CI): there a missing peer fails."""
-    if os.environ.get("ELYNAV_REQUIRE_NODE") == "1":
-        pytest.fail(f"interop peers are required here (ELYNAV_REQUIRE_NODE=1): {reason}")
-    pytest.skip(reason)
+    tiers.skip_or_fail("ELYNAV_REQUIRE_NODE", reason)
 
 
 def _lock_hash(directory: Path = INTEROP_DIRECTORY) -> str:

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import tiers
+
 REAL_CLI_DIRECTORY = Path(__file__).parent
 INSTALL_TIMEOUT_SECONDS = 900
 VERSION_TIMEOUT_SECONDS = 60
@@ -32,9 +34,7 @@ BIN = REAL_CLI_DIRECTORY / "node_modules" / ".bin"
 
 def skip_or_fail(reason: str) -> None:
     """Skip with the reason, except where ELYNAV_REQUIRE_REAL_CLI=1 (CI): there a missing CLI fails."""
-    if os.environ.get("ELYNAV_REQUIRE_REAL_CLI") == "1":
-        pytest.fail(f"the real CLIs are required here (ELYNAV_REQUIRE_REAL_CLI=1): {reason}")
-    pytest.skip(reason)
+    tiers.skip_or_fail("ELYNAV_REQUIRE_REAL_CLI", reason)
 
 
 @dataclass(frozen=True)
