@@ -31,9 +31,7 @@ calls the pure half for everything else.
 from __future__ import annotations
 
 import html
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +40,7 @@ from typing import Any
 
 import yaml
 
+from elynav_nb._files import write_atomically
 from elynav_nb.errors import AgentDefinitionInvalid, AgentNotFound, Duplicate
 
 __all__ = [
@@ -584,7 +583,8 @@ def install_agents(
     """Write agents into ``<workspace>/.claude/agents/<name>.md``, where ``claude --agent`` finds them.
 
     ``agents``: names of built-in agents or ``AgentDefinition`` objects; ``None`` means the six built-in
-    agents. Each file is written atomically (a temporary file in the same folder, then ``os.replace``).
+    agents. Each file is written atomically (``elynav_nb._files.write_atomically``: a temporary file in the
+    same folder, then ``os.replace``).
     Every definition must pass the loader's rules (``AgentDefinitionInvalid`` otherwise). With
     ``overwrite=False`` an existing file with other content raises ``Duplicate`` before anything is
     written. Another file of the folder that declares the same name also raises ``Duplicate``: the CLI
@@ -618,7 +618,8 @@ def install_agents(
     target_folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for target, content in planned:
-        _write_atomically(target, content)
+        # Agent files are always 0o644, whatever mode an old file had (as the installer always wrote them).
+        write_atomically(target, content, mode=0o644)
         written.append(target)
     return written
 
@@ -657,22 +658,3 @@ def _refuse_name_clash(folder: Path, target: Path, name: str) -> None:
                 "agents with one name: remove or rename that file first",
                 details={"path": str(path), "name": name},
             )
-
-
-def _write_atomically(target: Path, content: bytes) -> None:
-    """Write ``content`` to a temporary file next to ``target``, then rename it over ``target``."""
-    # The temporary name ends in ".tmp", never ".md": the CLI can never load a half-written agent.
-    file_descriptor, temporary_name = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-    )
-    temporary_path = Path(temporary_name)
-    try:
-        with os.fdopen(file_descriptor, "wb") as temporary_file:
-            temporary_file.write(content)
-            temporary_file.flush()
-            os.fsync(temporary_file.fileno())
-        os.chmod(temporary_path, 0o644)
-        os.replace(temporary_path, target)
-    except BaseException:
-        temporary_path.unlink(missing_ok=True)
-        raise

@@ -15,19 +15,19 @@ variable for each agent, and the CLI expands it in ``.mcp.json``) and ``docs`` (
 editing; instance and credentials come from the environment, never from the file). Other
 entries go in ``extra_servers``. Servers the user already declared in the file are kept; ours
 are replaced. The file is written
-atomically (temporary file, then ``os.replace``), so an agent never reads half a file.
+atomically (``elynav_nb._files.write_atomically``: temporary file, then ``os.replace``), so an
+agent never reads half a file; it is readable by its owner only (``0o600``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from elynav_nb._files import write_atomically
 from elynav_nb.errors import InvalidInput, NotFound, StoreCorrupt
 
 __all__ = [
@@ -118,14 +118,6 @@ def write_mcp_config(
     document["mcpServers"] = servers
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
-    file_descriptor, temporary_name = tempfile.mkstemp(prefix=".mcp.", suffix=".tmp", dir=workspace_path)
-    try:
-        with os.fdopen(file_descriptor, "w", encoding="utf-8") as temporary_file:
-            temporary_file.write(text)
-            temporary_file.flush()
-            os.fsync(temporary_file.fileno())
-        os.replace(temporary_name, config_path)
-    except BaseException:
-        Path(temporary_name).unlink(missing_ok=True)
-        raise
+    # 0o600 as the file always had: extra servers may carry secrets in their "env".
+    write_atomically(config_path, text, mode=0o600)
     return config_path

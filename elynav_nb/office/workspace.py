@@ -9,7 +9,8 @@ Where it sits: opened by ``Office.start`` and closed by ``Office.stop``. Everyth
   kernel never blocks the next one. It names the holder's pid and socket folder: the next office
   removes the folder a killed one left in the temp dir.
 - ``sessions.json``: ``{agent: session_id}``, the one canonical conversation of each employee,
-  written atomically (temp file + rename) so a crash leaves the old or the new file, never half.
+  written atomically (``elynav_nb._files.write_atomically``: temp file + rename) so a crash
+  leaves the old or the new file, never half.
 - ``history.jsonl``: see ``office/history.py``.
 """
 
@@ -23,6 +24,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from elynav_nb._files import write_atomically
 from elynav_nb.errors import OfficeAlreadyRunning
 
 __all__ = ["SOCKET_FOLDER_PREFIX", "OfficeFiles"]
@@ -89,18 +91,8 @@ class OfficeFiles:
         return {str(agent): str(session) for agent, session in loaded.items() if isinstance(session, str)}
 
     def save_sessions(self, sessions: dict[str, str]) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".sessions-", suffix=".json")
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                json.dump(dict(sorted(sessions.items())), handle, indent=2)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, self.sessions_path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary)
-            raise
+        text = json.dumps(dict(sorted(sessions.items())), indent=2)
+        write_atomically(self.sessions_path, text, mode=0o600)  # 0o600, as the file always had
 
 
 def _remove_socket_folder_left_by(descriptor: int) -> None:

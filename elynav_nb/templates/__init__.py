@@ -7,7 +7,7 @@ Map of the package (pure modules do no I/O):
 * ``policy`` (pure): ``READ_ONLY_TOOLS``, ``WRITE_ACTION_TOOLS``, grants per agent;
 * ``catalogue`` (pure): the five ``idea_template_*`` tools and the one dispatcher;
 * ``index_format``, ``agent_files`` (pure): the on-disk formats;
-* ``fileio``, ``store`` (I/O): atomic writes, the inter-process lock, the global store;
+* ``fileio``, ``store`` (I/O): the inter-process lock, the global store (atomic writes: ``elynav_nb._files``);
 * ``service``: the use cases; ``workspace_agents``: agents from templates, drift, sync;
 * ``server`` (MCP), ``openai_tools`` (function calling), ``command`` (``elynav mcp templates``);
 * ``notebook``: the ``Templates`` object; its widget lives in ``elynav_nb.widgets.templates_view``.

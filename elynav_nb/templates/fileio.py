@@ -1,61 +1,21 @@
-"""Crash-safe file primitives: atomic replace of one file, and an inter-process lock.
+"""The inter-process lock of the template store and of the workspace manifest.
 
 Where it sits: the lowest I/O layer of ``elynav_nb.templates``, used by the template store and
-by the workspace manifest. No parsing here: bytes in, bytes out.
+by the workspace manifest. Their crash-safe writes come from ``elynav_nb._files``
+(``write_atomically``, ``fsync_folder``), shared by the whole package.
 
-``atomic_write_bytes`` writes a temp file in the target's folder, fsyncs it, ``os.replace``s it
-over the target and fsyncs the folder, so a reader (or a process killed at any instant) sees
-either the old file or the new one, never a mix. ``file_lock`` holds an ``fcntl.flock`` on a
-lock file (shared for readers, exclusive for writers); the OS drops it when the process dies,
-so a ``kill -9`` never leaves a stale lock.
+``file_lock`` holds an ``fcntl.flock`` on a lock file (shared for readers, exclusive for
+writers); the OS drops it when the process dies, so a ``kill -9`` never leaves a stale lock.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "file_lock", "fsync_folder"]
-
-
-def fsync_folder(folder: Path) -> None:
-    """Make a rename or unlink in ``folder`` durable (no-op where folders cannot be opened)."""
-    try:
-        descriptor = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
-
-
-def atomic_write_bytes(target: Path, data: bytes) -> None:
-    """Replace ``target`` with ``data`` atomically and durably (mode: the old file's, else 0o644)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = target.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o644
-    descriptor, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        if hasattr(os, "fchmod"):
-            os.fchmod(descriptor, mode)
-        with os.fdopen(descriptor, "wb") as temp_file:
-            temp_file.write(data)
-            temp_file.flush()
-            os.fsync(temp_file.fileno())
-        os.replace(temp_name, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise
-    fsync_folder(target.parent)
+__all__ = ["file_lock"]
 
 
 @contextlib.contextmanager

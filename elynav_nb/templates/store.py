@@ -1,7 +1,7 @@
 """The global, per-user template store on disk: ``templates/index.json`` + ``templates/md/<id>.md``.
 
 Where it sits: the I/O layer under ``service.py``. Bytes are decoded by ``index_format`` (pure);
-crash-safe writes and the lock come from ``fileio``. The home folder is ``$ELYNAV_HOME``, else
+crash-safe writes come from ``elynav_nb._files``, the lock from ``fileio``. The home folder is ``$ELYNAV_HOME``, else
 the platform data folder (``$XDG_DATA_HOME/elynav`` or ``~/.local/share/elynav`` on Linux,
 ``~/Library/Application Support/elynav`` on macOS, ``%LOCALAPPDATA%\\elynav`` on Windows).
 
@@ -34,9 +34,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from elynav_nb._files import fsync_folder, write_atomically
 from elynav_nb.errors import InvalidInput, TemplateNotFound, TemplateStoreCorrupt
 from elynav_nb.templates.domain import AgentTemplate, slug_for_name, validate_template_id
-from elynav_nb.templates.fileio import atomic_write_bytes, file_lock, fsync_folder
+from elynav_nb.templates.fileio import file_lock
 from elynav_nb.templates.index_format import IndexEntry, StoreIndex, decode_index, encode_index
 from elynav_nb.templates.policy import PolicyBook, policy_book_from_mapping
 
@@ -143,7 +144,7 @@ class StoreTransaction(StoreView):
             self._commit_index(new_index)
             return
         pending_path = self._store.pending_path(template.id)
-        atomic_write_bytes(pending_path, template.content_md.encode("utf-8"))
+        write_atomically(pending_path, template.content_md.encode("utf-8"))
         self._commit_index(new_index)
         os.replace(pending_path, self._store.content_path(template.id))
         fsync_folder(self._store.md_folder)
@@ -162,7 +163,7 @@ class StoreTransaction(StoreView):
 
     def _commit_index(self, new_index: StoreIndex) -> None:
         data = encode_index(new_index)
-        atomic_write_bytes(self._store.index_path, data)
+        write_atomically(self._store.index_path, data)
         self.index = new_index
         self._store.remember_index(data, new_index)
 
@@ -176,7 +177,7 @@ class StoreTransaction(StoreView):
         for file_name in leftover_names:
             path = self._store.md_folder / file_name
             if file_name.endswith(".tmp") and file_name.startswith("."):
-                path.unlink(missing_ok=True)  # a temp file of atomic_write_bytes, never renamed
+                path.unlink(missing_ok=True)  # a temp file of write_atomically, never renamed
             elif file_name.endswith(_NEXT_SUFFIX):
                 self._recover_pending(file_name[: -len(_NEXT_SUFFIX)], path)
             elif file_name.endswith(_DELETING_SUFFIX):
@@ -299,4 +300,4 @@ class TemplateStore:
         """Write the durable grants (``{"agents": {name: {"grant": [...]}}}``)."""
         document = {"agents": {agent: {"grant": grants} for agent, grants in book.to_dict().items()}}
         with file_lock(self.lock_path):
-            atomic_write_bytes(self.policy_path, (json.dumps(document, indent=1) + "\n").encode("utf-8"))
+            write_atomically(self.policy_path, (json.dumps(document, indent=1) + "\n").encode("utf-8"))

@@ -2,7 +2,8 @@
 
 Where it sits: I/O over a workspace folder, next to ``service.py`` (which it uses to read
 templates and to publish events). Text is rendered and decoded by ``agent_files`` (pure);
-writes are atomic and serialised by a lock on ``.elynav/.agents.lock`` (``fileio``).
+writes are atomic (``elynav_nb._files``) and serialised by a lock on ``.elynav/.agents.lock``
+(``fileio``).
 
 Data flow:
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from elynav_nb._files import write_atomically
 from elynav_nb.errors import AgentNotFound, Duplicate, InvalidInput, TemplateNotFound
 from elynav_nb.templates.agent_files import (
     ManifestEntry,
@@ -30,7 +32,7 @@ from elynav_nb.templates.agent_files import (
     render_agent_file,
 )
 from elynav_nb.templates.domain import AgentDriftDetected, AgentSynced, AgentTemplate, validate_agent_name
-from elynav_nb.templates.fileio import atomic_write_bytes, file_lock
+from elynav_nb.templates.fileio import file_lock
 from elynav_nb.templates.service import TemplateService
 
 __all__ = [
@@ -94,7 +96,7 @@ class WorkspaceAgents:
 
     @staticmethod
     def _write_manifest(workspace: Path, entries: dict[str, ManifestEntry]) -> None:
-        atomic_write_bytes(workspace / MANIFEST_PATH, encode_manifest(entries))
+        write_atomically(workspace / MANIFEST_PATH, encode_manifest(entries))
 
     def agents(self, workspace: Path | str) -> list[ManifestEntry]:
         """The template-made agents recorded in the workspace manifest, by name."""
@@ -134,7 +136,7 @@ class WorkspaceAgents:
                     details={"agentName": agent_name},
                 )
             text = render_agent_file(agent_name, agent_description, profile, _checked_prompt(template))
-            atomic_write_bytes(folder / relative_file, text.encode("utf-8"))
+            write_atomically(folder / relative_file, text.encode("utf-8"))
             entry = ManifestEntry(
                 agent_name=agent_name,
                 template_id=template.id,
@@ -203,7 +205,7 @@ class WorkspaceAgents:
             template = self.service.read(entry.template_id)
             profile = self.service.profiles.get(entry.profile_id)
             text = render_agent_file(agent_name, entry.description, profile, _checked_prompt(template))
-            atomic_write_bytes(folder / entry.file, text.encode("utf-8"))
+            write_atomically(folder / entry.file, text.encode("utf-8"))
             synced = replace(entry, synced_template_version=template.version)
             entries[agent_name] = synced
             self._write_manifest(folder, entries)
