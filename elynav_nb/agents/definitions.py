@@ -19,9 +19,11 @@ An agent file is YAML front matter between two ``---`` lines, then the system pr
 
     You are ...
 
-Data flow: bytes -> ``_decode`` -> text -> ``AgentDefinition.parse`` (pure: split, ``yaml.safe_load``,
-one check per rule, each failure an ``AgentDefinitionInvalid`` that names the file and the rule) ->
-``AgentDefinition`` -> ``to_markdown`` (text again) or ``to_cli_agents_json`` (a dict).
+Data flow: bytes -> ``_read_agent_text`` -> text -> ``AgentDefinition.parse`` (pure: split and
+``yaml.safe_load`` by the shared format module ``elynav_nb._agent_file``, then one check per rule, each
+failure an ``AgentDefinitionInvalid`` that names the file and the rule) -> ``AgentDefinition`` ->
+``to_markdown`` (text again, by ``_agent_file.render_agent_file``, which the templates' agent files use
+too) or ``to_cli_agents_json`` (a dict).
 
 The module has two halves: the pure half (parsing, checking, rendering; no I/O) and the file half
 (``load``, ``load_agents``, ``find_agent_file``, ``install_agents``), which reads and writes files and
@@ -38,8 +40,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import yaml
-
+from elynav_nb._agent_file import FRONT_MATTER_KEYS, load_front_matter, render_agent_file, split_front_matter
+from elynav_nb._agent_file import agent_file_invalid as _invalid
 from elynav_nb._files import write_atomically
 from elynav_nb.errors import AgentDefinitionInvalid, AgentNotFound, Duplicate
 
@@ -69,8 +71,6 @@ ALLOWED_PERMISSION_MODES: tuple[str, ...] = (
 AGENTS_FOLDER_IN_WORKSPACE = Path(".claude") / "agents"
 
 _NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_-]*$")
-_FENCE_PATTERN = re.compile(r"^---[ \t]*$")
-_KNOWN_KEYS = ("name", "description", "tools", "model", "permissionMode", "cli")
 AGENT_CLIS: tuple[str, ...] = ("claude", "codex", "gemini")
 
 # Keys of an ``--agents`` JSON entry besides description/prompt/tools/model/permissionMode (design note §5).
@@ -129,8 +129,8 @@ class AgentDefinition:
         """Build a definition from the text of an agent file; raise ``AgentDefinitionInvalid`` on any rule."""
         path = Path(source_path) if source_path is not None else None
         where = _describe_source(path)
-        front_matter_text, body = _split_front_matter(text, where)
-        front_matter = _load_front_matter(front_matter_text, where)
+        front_matter_text, body = split_front_matter(text, where)
+        front_matter = load_front_matter(front_matter_text, where)
 
         name = _check_name(front_matter.get("name"), where)
         description = _check_description(front_matter.get("description"), where)
@@ -148,7 +148,7 @@ class AgentDefinition:
 
         extra: dict[str, Any] = {}
         for key, value in front_matter.items():
-            if key not in _KNOWN_KEYS:
+            if key not in FRONT_MATTER_KEYS:
                 extra[str(key)] = value
 
         return cls(
@@ -177,25 +177,18 @@ class AgentDefinition:
         return not self.tools
 
     def to_markdown(self) -> str:
-        """The agent file text. ``AgentDefinition.parse(d.to_markdown()) == d`` for every definition."""
-        lines = ["---", _yaml_line("name", self.name), _yaml_line("description", self.description)]
-        if self.tools:
-            lines.append(_yaml_line("tools", ", ".join(self.tools)))
-        if self.model is not None:
-            lines.append(_yaml_line("model", self.model))
-        if self.permission_mode is not None:
-            lines.append(_yaml_line("permissionMode", self.permission_mode))
-        if self.cli is not None:
-            lines.append(_yaml_line("cli", self.cli))
-        if self.extra:
-            extra_yaml = yaml.safe_dump(
-                dict(self.extra), allow_unicode=True, sort_keys=False, default_flow_style=False, width=10_000
-            )
-            lines.append(extra_yaml.rstrip("\n"))
-        lines.append("---")
-        lines.append("")
-        lines.append(self.prompt)
-        return "\n".join(lines) + "\n"
+        """The agent file text: ``AgentDefinition.parse(d.to_markdown()) == d`` for every definition that
+        passes the loader's rules (the prompt is written, and read back, without surrounding blank space)."""
+        return render_agent_file(
+            name=self.name,
+            description=self.description,
+            prompt=self.prompt,
+            tools=self.tools,
+            model=self.model,
+            permission_mode=self.permission_mode,
+            cli=self.cli,
+            extra=self.extra,
+        )
 
     def to_cli_agents_json(self) -> dict[str, Any]:
         """This agent as one entry of the CLI's ``--agents`` JSON: ``{"<name>": <this dict>}``."""
@@ -268,59 +261,6 @@ class AgentDefinition:
 
 def _describe_source(path: Path | None) -> str:
     return str(path) if path is not None else "<agent text>"
-
-
-def _invalid(where: str, rule: str, message: str) -> AgentDefinitionInvalid:
-    """The loader's error for one broken rule: the message names the file, ``details`` the rule."""
-    return AgentDefinitionInvalid(message, details={"source": where, "rule": rule})
-
-
-def _split_front_matter(text: str, where: str) -> tuple[str, str]:
-    """``(front matter text, body)``; the front matter sits between a first line ``---`` and the next one."""
-    text = text.removeprefix("\ufeff")
-    lines = text.splitlines(keepends=True)
-    if not lines or not _FENCE_PATTERN.match(lines[0].rstrip("\r\n")):
-        raise _invalid(
-            where,
-            "front_matter",
-            f"{where}: no front matter: the file must start with a line '---', then the YAML keys "
-            "(name, description, ...), then a line '---'",
-        )
-    for index in range(1, len(lines)):
-        if _FENCE_PATTERN.match(lines[index].rstrip("\r\n")):
-            front_matter_text = "".join(lines[1:index])
-            body = "".join(lines[index + 1 :])
-            return front_matter_text, body
-    raise _invalid(
-        where,
-        "front_matter",
-        f"{where}: unterminated front matter: the opening '---' on line 1 has no closing '---' line",
-    )
-
-
-def _load_front_matter(front_matter_text: str, where: str) -> dict[Any, Any]:
-    try:
-        loaded = yaml.safe_load(front_matter_text)
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        problem = error.problem or error.context or "invalid YAML"
-        # The front matter starts on line 2 of the file (line 1 is '---'); YAML marks count from 0.
-        line = f" line {mark.line + 2}" if mark is not None else ""
-        raise AgentDefinitionInvalid(
-            f"{where}{line}: the front matter is not valid YAML ({problem})",
-            details={"source": where, "rule": "yaml", "line": mark.line + 2 if mark is not None else None},
-        ) from None
-    except yaml.YAMLError as error:
-        raise _invalid(where, "yaml", f"{where}: the front matter is not valid YAML ({error})") from None
-    if loaded is None:
-        return {}
-    if not isinstance(loaded, dict):
-        raise _invalid(
-            where,
-            "front_matter",
-            f"{where}: the front matter must be YAML keys ('name: ...'), not a {type(loaded).__name__}",
-        )
-    return loaded
 
 
 def _check_name(value: Any, where: str) -> str:
@@ -443,16 +383,11 @@ def _check_cli(value: Any, where: str) -> str | None:
     return value
 
 
-def _yaml_line(key: str, value: str) -> str:
-    """``key: value`` with YAML quoting only when the value needs it (one line, accents kept)."""
-    return yaml.safe_dump({key: value}, allow_unicode=True, width=10_000).rstrip("\n")
-
-
 def _peek_name(text: str) -> str | None:
     """The ``name`` of an agent text that fails another rule, or ``None`` when it cannot be read."""
     try:
-        front_matter_text, _ = _split_front_matter(text, "")
-        front_matter = _load_front_matter(front_matter_text, "")
+        front_matter_text, _ = split_front_matter(text, "")
+        front_matter = load_front_matter(front_matter_text, "")
     except AgentDefinitionInvalid:
         return None
     name = front_matter.get("name")

@@ -3,9 +3,10 @@
 Where it sits: pure, used by ``workspace_agents.py`` (which reads and writes the bytes).
 
 An agent made from a template is a Claude Code agent file, ``.claude/agents/<name>.md``: YAML
-front matter (``name``, ``description``, ``tools``, ``model``, ``permissionMode``) and the
-template's markdown as the system prompt. The workspace manifest ``.elynav/agents.json``
-records, per agent: ``template_id``, ``synchronized``, ``synced_template_version`` (the seed's
+front matter (``name``, ``description``, and the profile's ``tools``, ``model``,
+``permissionMode`` and ``cli``) and the template's markdown as the system prompt, rendered by
+the package's one agent-file renderer (``elynav_nb._agent_file``, shared with
+``elynav_nb.agents``). The workspace manifest ``.elynav/agents.json`` records, per agent: ``template_id``, ``synchronized``, ``synced_template_version`` (the seed's
 names), plus ``profile_id``, ``description`` and ``file``::
 
     {"formatVersion": 1,
@@ -19,8 +20,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-import yaml
-
+from elynav_nb._agent_file import render_agent_file as render_agent_file_text
 from elynav_nb.errors import StoreCorrupt
 from elynav_nb.templates.domain import AGENT_NAME_PATTERN, TEMPLATE_ID_PATTERN, Profile
 
@@ -49,17 +49,20 @@ class ManifestEntry:
 
 
 def render_agent_file(agent_name: str, description: str, profile: Profile, prompt_md: str) -> str:
-    """The text of a Claude Code agent file: front matter, then the prompt."""
-    front_matter = {
-        "name": agent_name,
-        "description": description,
-        "tools": ", ".join(profile.tools),
-        "model": profile.model,
-        "permissionMode": profile.permission_mode,
-    }
-    header = yaml.safe_dump(front_matter, sort_keys=False, allow_unicode=True, width=10_000)
-    body = prompt_md if prompt_md.endswith("\n") else prompt_md + "\n"
-    return f"---\n{header}---\n{body}"
+    """The text of a Claude Code agent file run with ``profile``: front matter, then the prompt.
+
+    Written by the one renderer of the format (``elynav_nb._agent_file``), which the agent
+    installer uses too: the same agent gives the same bytes on both paths, ``cli`` included.
+    """
+    return render_agent_file_text(
+        name=agent_name,
+        description=description,
+        prompt=prompt_md,
+        tools=profile.tools,
+        model=profile.model,
+        permission_mode=profile.permission_mode,
+        cli=profile.cli,
+    )
 
 
 def _corrupt(reason: str) -> StoreCorrupt:

@@ -21,7 +21,7 @@ PROMPT = "You review pull requests.\n\n---\n\nBe brief: one paragraph per findin
 def _front_matter_and_body(path: Path) -> tuple[dict[str, object], str]:
     text = path.read_text(encoding="utf-8")
     assert text.startswith("---\n")
-    header, body = text[4:].split("\n---\n", 1)
+    header, body = text[4:].split("\n---\n\n", 1)  # a blank line between the front matter and the prompt
     return yaml.safe_load(header), body
 
 
@@ -37,6 +37,7 @@ def test_agent_file_is_a_claude_code_agent_file(service: TemplateService, worksp
         "tools": "Read, Grep, Glob, Edit, Write",
         "model": "sonnet",
         "permissionMode": "acceptEdits",
+        "cli": "claude",
     }
     assert body == PROMPT
 
