@@ -42,7 +42,8 @@ The tree::
     │   └── TemplateStoreCorrupt        TEMPLATE_STORE_CORRUPT
     ├── OperationTimeout                TIMEOUT
     │   ├── AgentTimeout                AGENT_TIMEOUT
-    │   └── SyncTimeout                 SYNC_TIMEOUT
+    │   ├── SyncTimeout                 SYNC_TIMEOUT
+    │   └── DeadlineExceeded            DEADLINE_EXCEEDED
     ├── AgentProcessError               AGENT_PROCESS_ERROR
     │   ├── CliStartFailed              CLI_START_FAILED
     │   │   └── BypassRefusedAsRoot     BYPASS_REFUSED_AS_ROOT
@@ -51,7 +52,8 @@ The tree::
     ├── ProtocolError                   PROTOCOL_ERROR
     └── ServiceError                    SERVICE_ERROR
         ├── DatabaseBusy                DATABASE_BUSY
-        └── RateLimited                 RATE_LIMITED
+        ├── RateLimited                 RATE_LIMITED
+        └── ResponseTooLarge            RESPONSE_TOO_LARGE
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ __all__ = [
     "CliStartFailed",
     "Conflict",
     "DatabaseBusy",
+    "DeadlineExceeded",
     "Deadlock",
     "DocNotFound",
     "DocNotPublic",
@@ -89,6 +92,7 @@ __all__ = [
     "OperationTimeout",
     "ProtocolError",
     "RateLimited",
+    "ResponseTooLarge",
     "RunnerClosed",
     "ServiceError",
     "StoreCorrupt",
@@ -303,6 +307,13 @@ class SyncTimeout(OperationTimeout):
     code = "SYNC_TIMEOUT"
 
 
+class DeadlineExceeded(OperationTimeout):
+    """A whole call (a Docs REST request with its retries, a Docs session opening) outlived its
+    overall deadline, however the server paced its bytes; ``details`` name the deadline and step."""
+
+    code = "DEADLINE_EXCEEDED"
+
+
 class AgentProcessError(ElynavError):
     """The agent CLI process misbehaved; ``details`` has its exit code and stderr tail."""
 
@@ -355,6 +366,13 @@ class RateLimited(ServiceError):
     """The server throttled us (HTTP 429) beyond the retries allowed; wait and try again."""
 
     code = "RATE_LIMITED"
+
+
+class ResponseTooLarge(ServiceError):
+    """A server sent more than the size limit (a REST body, a collaboration message); nothing of it
+    was kept. ``details`` name the limit in bytes and the setting that raises it."""
+
+    code = "RESPONSE_TOO_LARGE"
 
 
 def _all_error_classes() -> list[type[ElynavError]]:
