@@ -70,7 +70,8 @@ ALLOWED_PERMISSION_MODES: tuple[str, ...] = (
 # Where ``claude --agent NAME`` looks, relative to the working folder and each of its parents.
 AGENTS_FOLDER_IN_WORKSPACE = Path(".claude") / "agents"
 
-_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_-]*$")
+# Checked with fullmatch; it ends in \Z, not $, which also matches before a final "\n" (a file "x\n.md").
+_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_-]*\Z")
 AGENT_CLIS: tuple[str, ...] = ("claude", "codex", "gemini")
 
 # Keys of an ``--agents`` JSON entry besides description/prompt/tools/model/permissionMode (design note §5).
@@ -272,7 +273,7 @@ def _check_name(value: Any, where: str) -> str:
         )
     if value.startswith("-"):
         raise _invalid(where, "name", f'{where}: invalid "name" {value!r}: names must not start with "-"')
-    if not _NAME_PATTERN.match(value):
+    if not _NAME_PATTERN.fullmatch(value):
         raise _invalid(
             where,
             "name",

@@ -243,7 +243,7 @@ def validate_email(value: object) -> str:
     text = validate_required_text("email", value, 254)
     if "@" not in text:
         raise InvalidInput(f"email {text!r} has no '@'; give a full address such as jeanne.martin@exemple.fr")
-    if not _EMAIL_PATTERN.match(text):
+    if not _EMAIL_PATTERN.fullmatch(text):
         raise InvalidInput(
             f"email {text!r} is not a valid address; expected one '@', no spaces and a dotted domain "
             "(jeanne.martin@exemple.fr)"
@@ -260,7 +260,7 @@ def validate_domain(value: object) -> str | None:
     if text is None:
         return None
     text = text.lower()
-    if not _DOMAIN_PATTERN.match(text):
+    if not _DOMAIN_PATTERN.fullmatch(text):
         raise InvalidInput(
             f"domain {text!r} is not a bare web domain; give it without scheme, path or '@' (exemple.fr)"
         )

@@ -13,6 +13,10 @@ names), plus ``profile_id``, ``description`` and ``file``::
      "agents": {"reviewer": {"template_id": "code-reviewer-1", "synchronized": true,
                              "synced_template_version": 2, "profile_id": "claude-sonnet",
                              "description": "...", "file": ".claude/agents/reviewer.md"}}}
+
+Names and ids are checked whole (``fullmatch``), and ``file`` must be
+``.claude/agents/<agent name>.md``: ``sync_agent`` writes there, so a hand-edited manifest
+cannot send a write anywhere else; any other value is ``StoreCorrupt``.
 """
 
 from __future__ import annotations
@@ -73,7 +77,7 @@ def _corrupt(reason: str) -> StoreCorrupt:
 
 
 def _decode_entry(agent_name: object, raw: object) -> ManifestEntry:
-    if not isinstance(agent_name, str) or not AGENT_NAME_PATTERN.match(agent_name):
+    if not isinstance(agent_name, str) or not AGENT_NAME_PATTERN.fullmatch(agent_name):
         raise _corrupt(f"invalid agent name {agent_name!r}")
     if not isinstance(raw, dict):
         raise _corrupt(f"agent {agent_name!r} is not an object")
@@ -82,8 +86,9 @@ def _decode_entry(agent_name: object, raw: object) -> ManifestEntry:
     version = raw.get("synced_template_version")
     profile_id = raw.get("profile_id")
     description = raw.get("description", "")
-    file = raw.get("file", f".claude/agents/{agent_name}.md")
-    if not isinstance(template_id, str) or not TEMPLATE_ID_PATTERN.match(template_id):
+    expected_file = f".claude/agents/{agent_name}.md"
+    file = raw.get("file", expected_file)
+    if not isinstance(template_id, str) or not TEMPLATE_ID_PATTERN.fullmatch(template_id):
         raise _corrupt(f"agent {agent_name!r} has an invalid template_id")
     if not isinstance(synchronized, bool):
         raise _corrupt(f"agent {agent_name!r}: 'synchronized' must be true or false")
@@ -91,6 +96,9 @@ def _decode_entry(agent_name: object, raw: object) -> ManifestEntry:
         raise _corrupt(f"agent {agent_name!r} has an invalid synced_template_version")
     if not isinstance(profile_id, str) or not isinstance(description, str) or not isinstance(file, str):
         raise _corrupt(f"agent {agent_name!r} has an invalid profile_id, description or file")
+    if file != expected_file:
+        # sync_agent writes to this path: a hand-edited manifest must not send it out of .claude/agents/
+        raise _corrupt(f"agent {agent_name!r}: 'file' must be {expected_file!r}, not {file!r}")
     return ManifestEntry(agent_name, template_id, synchronized, version, profile_id, description, file)
 
 

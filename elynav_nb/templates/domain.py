@@ -4,7 +4,8 @@ Where it sits: the pure core of ``elynav_nb.templates``. The store turns index e
 markdown files into ``AgentTemplate`` values; the service changes them only through
 ``AgentTemplate.new`` and ``AgentTemplate.with_changes``, so the invariants hold everywhere:
 
-* the name is not empty (after trimming) and fits on one line;
+* the name is not empty (after trimming) and is one line of plain text (no line separator of any
+  kind, no control character: ``checked_one_line``);
 * the version starts at 1;
 * the version goes up by exactly one when, and only when, the markdown content changes
   (a new name or a new default profile keeps the version);
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -27,6 +29,7 @@ from elynav_nb.errors import InvalidInput
 __all__ = [
     "AGENT_NAME_PATTERN",
     "DEFAULT_PROFILES",
+    "LINE_SEPARATORS",
     "MAX_CONTENT_BYTES",
     "MAX_NAME_LENGTH",
     "TEMPLATE_ID_PATTERN",
@@ -42,6 +45,7 @@ __all__ = [
     "changed_field_names",
     "checked_content",
     "checked_name",
+    "checked_one_line",
     "content_hash",
     "slug_for_name",
     "validate_agent_name",
@@ -54,11 +58,13 @@ room for long playbooks and keeps one template well under the MCP 4 MiB request 
 
 MAX_NAME_LENGTH = 200
 
-TEMPLATE_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
-"""Template ids name files (``md/<id>.md``), so they are lowercase letters, digits and hyphens."""
+TEMPLATE_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}\Z")
+"""Template ids name files (``md/<id>.md``), so they are lowercase letters, digits and hyphens.
+Use ``fullmatch``; the pattern ends in ``\\Z``, not ``$`` (which also matches before a final ``\\n``)."""
 
-AGENT_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-"""Agent names name files (``.claude/agents/<name>.md``); Claude refuses names starting with ``-``."""
+AGENT_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}\Z")
+"""Agent names name files (``.claude/agents/<name>.md``); Claude refuses names starting with ``-``.
+Use ``fullmatch``; the pattern ends in ``\\Z``, not ``$`` (which also matches before a final ``\\n``)."""
 
 
 def content_hash(content_md: str) -> str:
@@ -75,7 +81,7 @@ def slug_for_name(name: str) -> str:
 
 def validate_template_id(template_id: object) -> str:
     """``template_id`` if it is a well-formed id, else ``InvalidInput``."""
-    if not isinstance(template_id, str) or not TEMPLATE_ID_PATTERN.match(template_id):
+    if not isinstance(template_id, str) or not TEMPLATE_ID_PATTERN.fullmatch(template_id):
         raise InvalidInput(
             f"template id {template_id!r} is not valid: use lowercase letters, digits and hyphens",
             details={"field": "templateId"},
@@ -85,7 +91,7 @@ def validate_template_id(template_id: object) -> str:
 
 def validate_agent_name(agent_name: object) -> str:
     """``agent_name`` if it can name a Claude agent file, else ``InvalidInput``."""
-    if not isinstance(agent_name, str) or not AGENT_NAME_PATTERN.match(agent_name):
+    if not isinstance(agent_name, str) or not AGENT_NAME_PATTERN.fullmatch(agent_name):
         raise InvalidInput(
             f"agent name {agent_name!r} is not valid: use letters, digits, '-' and '_', "
             "starting with a letter or digit, at most 64 characters",
@@ -94,8 +100,33 @@ def validate_agent_name(agent_name: object) -> str:
     return agent_name
 
 
+LINE_SEPARATORS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+"""Every character ``str.splitlines`` breaks a line on: none of them may be in one line of text."""
+
+
+def checked_one_line(text: str, field_name: str, label: str) -> str:
+    """``text`` when it is one line of plain text, else ``InvalidInput`` naming ``field_name``.
+
+    Refused: every line separator (``LINE_SEPARATORS``) and every other control character
+    (Unicode category ``Cc``: tab, ``DEL``, the escape that starts an ANSI colour code...).
+    ``label`` starts the message: ``"the template name"``.
+    """
+    for character in text:
+        if character in LINE_SEPARATORS:
+            raise InvalidInput(
+                f"{label} must fit on one line: it holds a line break (U+{ord(character):04X})",
+                details={"field": field_name},
+            )
+        if unicodedata.category(character) == "Cc":
+            raise InvalidInput(
+                f"{label} must be plain text: it holds a control character (U+{ord(character):04X})",
+                details={"field": field_name},
+            )
+    return text
+
+
 def checked_name(name: object) -> str:
-    """The trimmed name, or ``InvalidInput`` when it is empty, too long or on several lines."""
+    """The trimmed name, or ``InvalidInput`` when it is empty, too long, or not one line of plain text."""
     if not isinstance(name, str):
         raise InvalidInput("the template name must be a string", details={"field": "name"})
     trimmed = name.strip()
@@ -106,9 +137,7 @@ def checked_name(name: object) -> str:
             f"the template name has {len(trimmed)} characters; the limit is {MAX_NAME_LENGTH}",
             details={"field": "name"},
         )
-    if "\n" in trimmed or "\r" in trimmed:
-        raise InvalidInput("the template name must fit on one line", details={"field": "name"})
-    return trimmed
+    return checked_one_line(trimmed, "name", "the template name")
 
 
 def checked_content(content_md: object) -> str:

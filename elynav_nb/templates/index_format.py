@@ -29,7 +29,7 @@ from elynav_nb.templates.domain import TEMPLATE_ID_PATTERN, AgentTemplate
 __all__ = ["INDEX_FORMAT_VERSION", "IndexEntry", "StoreIndex", "decode_index", "encode_index"]
 
 INDEX_FORMAT_VERSION = 1
-_HASH_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")
+_HASH_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def _decode_entry(position: int, raw_entry: object) -> IndexEntry:
     if not isinstance(raw_entry, dict):
         raise _corrupt(f"entry {position} is not an object")
     template_id = raw_entry.get("id")
-    if not isinstance(template_id, str) or not TEMPLATE_ID_PATTERN.match(template_id):
+    if not isinstance(template_id, str) or not TEMPLATE_ID_PATTERN.fullmatch(template_id):
         raise _corrupt(f"entry {position} has an invalid id {template_id!r}")
     name = raw_entry.get("name")
     if not isinstance(name, str) or not name.strip():
@@ -107,7 +107,7 @@ def _decode_entry(position: int, raw_entry: object) -> IndexEntry:
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise _corrupt(f"template {template_id!r} has an invalid version {version!r}")
     hash_text = raw_entry.get("contentHash")
-    if not isinstance(hash_text, str) or not _HASH_PATTERN.match(hash_text):
+    if not isinstance(hash_text, str) or not _HASH_PATTERN.fullmatch(hash_text):
         raise _corrupt(f"template {template_id!r} has an invalid contentHash")
     profile_id = raw_entry.get("defaultProfileId")
     if not isinstance(profile_id, str) or not profile_id:

@@ -31,7 +31,13 @@ from elynav_nb.templates.agent_files import (
     encode_manifest,
     render_agent_file,
 )
-from elynav_nb.templates.domain import AgentDriftDetected, AgentSynced, AgentTemplate, validate_agent_name
+from elynav_nb.templates.domain import (
+    AgentDriftDetected,
+    AgentSynced,
+    AgentTemplate,
+    checked_one_line,
+    validate_agent_name,
+)
 from elynav_nb.templates.fileio import file_lock
 from elynav_nb.templates.service import TemplateService
 
@@ -125,8 +131,7 @@ class WorkspaceAgents:
         agent_description = (
             description if description else f"{template.name} (made from template {template.id})"
         )
-        if "\n" in agent_description:
-            raise InvalidInput("the agent description must fit on one line", details={"field": "description"})
+        checked_one_line(agent_description, "description", "the agent description")
         relative_file = (AGENTS_FOLDER / f"{agent_name}.md").as_posix()
         with file_lock(folder / LOCK_PATH):
             entries = self._read_manifest(folder)
