@@ -39,9 +39,9 @@ from typing import Any
 
 from elynav_nb.agents import AgentRunner
 from elynav_nb.agents.cli.codex_codec import CodexEventDecoder
-from elynav_nb.agents.cli.codex_command import build_codex_turn, plan_codex_runner
+from elynav_nb.agents.cli.codex_launch import build_codex_turn, plan_codex_runner
 from elynav_nb.agents.cli.gemini_codec import GeminiEventDecoder
-from elynav_nb.agents.cli.gemini_command import build_gemini_turn, plan_gemini_runner
+from elynav_nb.agents.cli.gemini_launch import build_gemini_turn, plan_gemini_runner
 from elynav_nb.agents.definitions import AgentDefinition
 from elynav_nb.agents.events import TextDelta
 from elynav_nb.sandbox.fake_model_api import FakeModelApi

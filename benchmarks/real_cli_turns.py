@@ -177,7 +177,7 @@ async def measure_alone(
     """The same command line and environment as the runner's, read by a trivial reader."""
     runner = make_runner(cli, binary, workspace, environment)
     if cli == "claude":
-        from elynav_nb.agents.cli.claude_command import (
+        from elynav_nb.agents.cli.claude_launch import (
             ClaudeLaunch,
             build_child_environment,
             build_claude_argv,
@@ -197,11 +197,11 @@ async def measure_alone(
             + "\n"
         ).encode()
     elif cli == "codex":  # app-server: the runner's config home, command line and environment
-        from elynav_nb.agents.cli.codex_command import build_codex_app_server
+        from elynav_nb.agents.cli.codex_launch import build_codex_app_server
 
         await runner.start()
         await runner.stop()
-        adapter = runner._adapter
+        adapter = runner._driver.adapter
         command = build_codex_app_server(
             runner.cli.argv,
             adapter.plan,
@@ -216,7 +216,7 @@ async def measure_alone(
         )
     else:
         await runner.start()
-        command = runner._adapter.turn_command(prompt, conversation_id=runner.session_id, resuming=False)
+        command = runner._driver.adapter.turn_command(prompt, conversation_id=runner.session_id, resuming=False)
         argv, child_environment, stdin_line = list(command.argv), dict(command.environment), b""
     cpu_before = cpu_seconds()
     started = time.perf_counter()

@@ -11,8 +11,8 @@ For ``codex`` and ``gemini`` (no stand-in: tests run the real binaries against
 ``ELYNAV_GEMINI_CLI``; then ``codex`` / ``gemini`` on PATH; else ``CLI_NOT_FOUND`` with the npm
 command that installs it.
 
-``choose_cli`` picks the CLI of a runner: the ``cli=`` argument, else the agent definition's
-``cli`` field (read from its file when only a name is given), else ``claude``.
+Which CLI a runner uses (the ``cli=`` argument, else the definition's ``cli`` field, else claude)
+is decided once, by ``plan.py``; ``choose_cli_mode`` gives the mode.
 
 ``cli_version`` tells the version of a located codex or gemini: read from the ``package.json`` of
 the npm package the command belongs to (no process), else from ``<cli> --version`` (bounded).
@@ -42,7 +42,6 @@ __all__ = [
     "CliName",
     "choose_cli_mode",
     "check_cli_name",
-    "choose_cli",
     "cli_version",
     "locate_cli",
     "standin_command",
@@ -103,32 +102,6 @@ def choose_cli_mode(cli: CliName, mode: str | None, environment: Mapping[str, st
             details={"cli": cli, "cli_mode": chosen},
         )
     return chosen
-
-
-def choose_cli(cli: str | None, definition: object, workspace: Path) -> CliName:
-    """The CLI of a runner (see the module docstring). ``INVALID_INPUT`` for an unknown name."""
-    if cli is not None:
-        return check_cli_name(cli)
-    from elynav_nb.agents.definitions import AgentDefinition, builtin_agents
-
-    named = definition.cli if isinstance(definition, AgentDefinition) else None
-    if isinstance(definition, str) and definition:
-        named = _cli_named_in_file(definition, workspace)
-        if named is None and definition in builtin_agents():
-            named = builtin_agents()[definition].cli
-    return check_cli_name(named) if named else "claude"
-
-
-def _cli_named_in_file(name: str, workspace: Path) -> str | None:
-    """The ``cli`` of the agent file the claude CLI would find for ``name`` (None: none or unreadable)."""
-    from elynav_nb.agents.definitions import AgentDefinition, find_agent_file
-    from elynav_nb.errors import ElynavError
-
-    try:
-        path = find_agent_file(workspace, name)
-        return AgentDefinition.load(path).cli if path is not None else None
-    except (ElynavError, OSError):
-        return None
 
 
 @dataclass(frozen=True)

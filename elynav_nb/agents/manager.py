@@ -1,7 +1,8 @@
 """``RunnerManager``: one live runner per conversation, reused across messages, stopped when idle.
 
-Where it sits: above ``AgentRunner`` (the seed's ``ConversationRunnerManager``). A chat front end
-or the office asks ``get_or_create(conversation_id, agent)`` for each message: the first call
+Where it sits: above ``AgentRunner`` (the seed's ``ConversationRunnerManager``), for a chat front
+end that holds many conversations (the office does not use it: each employee keeps its one runner).
+It asks ``get_or_create(conversation_id, agent)`` for each message: the first call
 starts a runner, later calls reuse it while its process lives. A sweeper task stops runners left
 idle longer than ``idle_ttl`` seconds; ``stop_all()`` stops everything (bounded, no orphans).
 """

@@ -15,8 +15,9 @@ runner (at start, and when a conversation cannot be resumed). Reads agent files;
   CLI 2.1.332 denies in ``default`` and ``acceptEdits`` modes without a rule), the rest is denied.
 
 An employee may be any CLI: its definition's ``cli`` (``codex``, ``gemini``; claude by default)
-picks it. A codex or gemini employee gets its definition's tools through its runner's config home
-instead of ``--allowedTools`` (codex: its ``Bash(...)`` rules, ``elynav ask`` among them, become
+picks it, and what the CLI can do decides the rest (``agents.plan.capabilities_of``: no branch on
+CLI names here). A CLI that takes tool rules on its command line gets ``--allowedTools``; the others
+get their definition's tools through their runner's config home (codex: its ``Bash(...)`` rules, ``elynav ask`` among them, become
 exec-policy ``allow`` rules, so delegating runs without a prompt and outside the sandbox). A codex
 employee (app-server) keeps the office's permission prompts; a gemini one, or codex in
 ``cli_mode="exec"`` (a process per turn cannot ask), runs in its definition's permission mode. The
@@ -35,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from elynav_nb.agents.definitions import AgentDefinition, builtin_agents, install_agents, load_agents
-from elynav_nb.agents.locate import check_cli_name, choose_cli_mode
+from elynav_nb.agents.locate import check_cli_name
+from elynav_nb.agents.plan import capabilities_of
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import AgentNotFound, InvalidInput
 from elynav_nb.office.peers import TOKEN_VARIABLE
@@ -124,9 +126,10 @@ def runner_for(
     environment.update(agent_environment(token, socket_path, ask_timeout))
     extra_arguments = list(options.pop("extra_arguments", ()))
     cli = check_cli_name(options.pop("cli", None) or definition.cli or "claude")
-    if definition.tools and cli == "claude":  # codex and gemini get them in their config home
+    capabilities = capabilities_of(cli, options.get("cli_mode"))
+    if definition.tools and capabilities.tool_rules_as_arguments:  # else its adapter writes them in its home
         extra_arguments += ["--allowedTools", *definition.tools]
-    if cli == "gemini" or (cli == "codex" and choose_cli_mode(cli, options.get("cli_mode")) == "exec"):
+    if not capabilities.permission_prompts:
         # A process per turn cannot ask: the definition's permission mode rules. (codex over
         # app-server asks; its exec-policy rules, from the definition's Bash(...) tools, let
         # `elynav ask` run without asking, as claude's --allowedTools does.)

@@ -12,7 +12,7 @@ from elynav_nb.agents.cli.claude_codec import (
     encode_control_success,
     encode_user_message,
 )
-from elynav_nb.agents.cli.claude_command import ClaudeLaunch, build_child_environment, build_claude_argv
+from elynav_nb.agents.cli.claude_launch import ClaudeLaunch, build_child_environment, build_claude_argv
 from elynav_nb.agents.events import (
     AgentError,
     AgentStarted,

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from elynav_nb.agents import AgentDefinition, AgentError, AgentRunner, PermissionRequest, TextDelta
-from elynav_nb.agents.codex_app_runner import CodexAppServerRunner
 from elynav_nb.agents.process import StopBounds
 from elynav_nb.errors import CliStartFailed
 
@@ -45,7 +44,7 @@ def workspace(tmp_path) -> Path:
 
 def fake_runner(
     workspace: Path, mode: str = "echo", log: Path | None = None, **options
-) -> CodexAppServerRunner:
+) -> AgentRunner:
     environment = {"FAKE_MODE": mode, **({"FAKE_LOG": str(log)} if log else {})}
     runner = AgentRunner(
         options.pop("definition", DEFINITION),
@@ -55,7 +54,7 @@ def fake_runner(
         environment={**environment, **options.pop("environment", {})},
         **options,
     )
-    assert isinstance(runner, CodexAppServerRunner)
+    assert runner.plan.driver == "persistent" and runner.cli_mode == "app-server"
     return runner
 
 

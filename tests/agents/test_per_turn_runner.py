@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from elynav_nb.agents import AgentDefinition, AgentError, AgentRunner, AgentStarted, ToolUse
-from elynav_nb.agents.codex_app_runner import CodexAppServerRunner
-from elynav_nb.agents.per_turn_runner import PerTurnRunner
+from elynav_nb.agents.adapter_settings import adapter_settings
 from elynav_nb.agents.process import StopBounds
 from elynav_nb.errors import AgentDefinitionInvalid, CliStartFailed, InvalidInput
 
@@ -80,13 +79,14 @@ async def wait_for(condition, timeout: float = 20.0) -> None:
 # -- the seam ------------------------------------------------------------------------------------------------
 
 
-def test_the_cli_picks_the_runner(workspace):
-    assert type(AgentRunner(DEFINITION, workspace)) is AgentRunner
+def test_the_cli_picks_the_driver(workspace):
+    claude = AgentRunner(DEFINITION, workspace)
+    assert type(claude) is AgentRunner and claude.plan.driver == "persistent"
     for cli in CLIS:
         runner = AgentRunner(DEFINITION, workspace, cli=cli)
-        assert (
-            isinstance(runner, PerTurnRunner) and isinstance(runner, AgentRunner) and runner.cli_name == cli
-        )
+        assert type(runner) is AgentRunner and runner.cli_name == cli
+        # codex over app-server is persistent (this module runs codex exec); gemini runs a process per turn
+        assert runner.plan.driver == ("persistent" if runner.cli_mode == "app-server" else "per-turn")
     with pytest.raises(InvalidInput, match="unknown agent CLI 'copilot'"):
         AgentRunner(DEFINITION, workspace, cli="copilot")  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="codex and gemini"):
@@ -96,15 +96,13 @@ def test_the_cli_picks_the_runner(workspace):
 def test_codex_runs_app_server_unless_told_exec(workspace, monkeypatch):
     monkeypatch.delenv("ELYNAV_CODEX_MODE")
     runner = AgentRunner(DEFINITION, workspace, cli="codex")
-    assert type(runner) is CodexAppServerRunner and runner.cli_mode == "app-server"
+    assert runner.plan.driver == "persistent" and runner.cli_mode == "app-server"
     assert "mode=app-server" in repr(runner) and runner.session_id == ""
     exec_runner = AgentRunner(DEFINITION, workspace, cli="codex", cli_mode="exec")
-    assert type(exec_runner) is PerTurnRunner and exec_runner.cli_mode == "exec"
+    assert exec_runner.plan.driver == "per-turn" and exec_runner.cli_mode == "exec"
     monkeypatch.setenv("ELYNAV_CODEX_MODE", "exec")
-    assert type(AgentRunner(DEFINITION, workspace, cli="codex")) is PerTurnRunner
-    assert (
-        type(AgentRunner(DEFINITION, workspace, cli="codex", cli_mode="app-server")) is CodexAppServerRunner
-    )
+    assert AgentRunner(DEFINITION, workspace, cli="codex").plan.driver == "per-turn"
+    assert AgentRunner(DEFINITION, workspace, cli="codex", cli_mode="app-server").plan.driver == "persistent"
     with pytest.raises(InvalidInput, match="codex has no mode 'acp'"):
         AgentRunner(DEFINITION, workspace, cli="codex", cli_mode="acp")
     with pytest.raises(InvalidInput, match="gemini has no mode 'app-server'"):
@@ -204,7 +202,7 @@ async def test_an_api_error_ends_the_turn_and_the_next_one_starts_afresh(cli, wo
     runner = fake_runner(cli, workspace, mode="api-error")
     failed = await runner.send("fail")
     runner.environment_overrides["FAKE_MODE"] = "echo"
-    runner._prepared = False  # the environment changed: plan again
+    runner._driver.replan()  # the environment changed: plan again
     after = await runner.send("now answer")
     await runner.stop()
     assert failed.outcome == "error" and failed.ended is not None and failed.ended.is_error
@@ -225,7 +223,7 @@ async def test_cancel_mid_stream_settles_and_keeps_the_conversation(cli, workspa
     assert result.outcome == "cancelled" and result.error == "cancelled by the user"
     assert pid is not None and await wait_until_gone_async(pid)
     runner.environment_overrides["FAKE_MODE"] = "echo"
-    runner._prepared = False
+    runner._driver.replan()
     after = await runner.send("still there?")
     await runner.stop()
     assert after.outcome == "completed" and after.session_id == result.session_id
@@ -252,9 +250,9 @@ async def test_cancel_kills_a_tool_in_a_session_of_its_own(cli, workspace):
     runner = fake_runner(cli, workspace, mode="grandchild")
     turn = runner.send("run a tool")
     await wait_for(lambda: any(isinstance(event, ToolUse) for event in turn.events))
-    assert runner._process is not None
-    await wait_for(lambda: "grandchild" in runner._process.stderr.text())
-    grandchild = int(runner._process.stderr.text().split("grandchild")[1].split()[0])
+    assert runner.process is not None
+    await wait_for(lambda: "grandchild" in runner.process.stderr.text())
+    grandchild = int(runner.process.stderr.text().split("grandchild")[1].split()[0])
     assert os.getsid(grandchild) != os.getsid(runner.pid or 0)  # its own session: a group kill misses it
     result = await turn.cancel()
     assert result.outcome == "cancelled"
@@ -267,10 +265,10 @@ async def test_a_crash_mid_turn_fails_with_a_diagnostic_then_the_next_turn_resum
     runner = fake_runner(cli, workspace, mode="echo")
     first = await runner.send("one")
     runner.environment_overrides["FAKE_MODE"] = "crash"
-    runner._prepared = False
+    runner._driver.replan()
     crashed = await runner.send("two")
     runner.environment_overrides["FAKE_MODE"] = "echo"
-    runner._prepared = False
+    runner._driver.replan()
     after = await runner.send("three")
     await runner.stop()
     assert crashed.outcome == "failed" and crashed.error_code == "CLI_EXITED"
@@ -371,7 +369,7 @@ async def test_gemini_home_holds_the_prompt_the_servers_and_the_users_login(work
 
 def test_the_default_home_is_outside_the_workspace(workspace, cli_homes):
     runner = AgentRunner(DEFINITION, workspace, cli="gemini")
-    home = runner._settings(DEFINITION).home
+    home = adapter_settings(runner, DEFINITION).home
     assert cli_homes in home.parents and workspace not in home.parents
     assert home.name == "gemini-elynav-tester" and home.parent.name.startswith("workspace-")
 

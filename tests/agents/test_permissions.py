@@ -40,7 +40,7 @@ async def test_allow_from_code_with_updated_input(tmp_path):
     assert tool_result(result).content == "ran touch other.txt" and not tool_result(result).is_error
     assert PermissionWithdrawn(request_id="perm-1", decision="allowed") in result.events
     assert runner.pending_permissions == []
-    assert "--permission-prompt-tool" in runner._process.argv
+    assert "--permission-prompt-tool" in runner.process.argv
     await runner.stop()
 
 

@@ -54,7 +54,7 @@ async def test_echo_turn_result_and_events(tmp_path):
     assert result.session_id == "11111111-2222-4333-8444-555555555555"
     assert result.cost_usd == pytest.approx(0.25)
     assert list(result.to_frame()["kind"]) == ["started", "text", "ended"]
-    assert "--session-id" in runner._process.argv
+    assert "--session-id" in runner.process.argv
     await assert_clean_stop(runner)
 
 
@@ -147,8 +147,8 @@ async def test_stderr_flood_does_not_block_and_tail_is_bounded(tmp_path):
     runner = make_runner(tmp_path, "stderr-flood", stderr_tail_bytes=4096)
     result = await asyncio.wait_for(runner.send("noise"), timeout=60)
     assert result.outcome == "completed"
-    assert runner._process.stderr.total_bytes >= 8 * 1024 * 1024 - 2048
-    assert len(runner._process.stderr.text()) <= 4096
+    assert runner.process.stderr.total_bytes >= 8 * 1024 * 1024 - 2048
+    assert len(runner.process.stderr.text()) <= 4096
     await assert_clean_stop(runner)
 
 
@@ -253,7 +253,7 @@ async def test_next_turn_after_a_crash_restarts_with_resume(tmp_path):
     runner.environment_overrides["FAKE_CLI_MODE"] = "echo"
     second = await runner.send("again")
     assert second.outcome == "completed"
-    assert any(word.startswith("--resume=") for word in runner._process.argv)
+    assert any(word.startswith("--resume=") for word in runner.process.argv)
     assert second.session_id == first.session_id
     await assert_clean_stop(runner)
 
@@ -362,7 +362,7 @@ async def test_a_cancel_settles_the_turn_at_once_when_the_cli_ignores_everything
     assert "did not end the turn within 0.5 s and is being stopped" in result.error
     assert runner.status == "stopping" and process_alive(pid)  # settled before the stop sequence ran
     assert not runner.busy  # the next send is accepted: it waits for the stop, then restarts the CLI
-    await asyncio.wait_for(runner._stopping, timeout=30)
+    await asyncio.wait_for(runner._driver.stopping, timeout=30)
     assert not process_alive(pid) and runner.status in ("stopped", "exited")
     assert our_zombies() == []
     await runner.stop()
@@ -379,7 +379,7 @@ async def test_a_timeout_settles_at_once_and_the_next_turn_restarts_the_cli_on_t
     assert not second_turn.done
     second = await asyncio.wait_for(second_turn, timeout=30)
     assert runner.pid != first_pid and not process_alive(first_pid)
-    assert "--resume=" + runner.session_id in runner._process.argv
+    assert "--resume=" + runner.session_id in runner.process.argv
     assert second.outcome == "timeout"  # the new CLI is deaf too
     await runner.stop()
     assert our_zombies() == []
@@ -394,7 +394,7 @@ async def test_a_cli_that_honours_the_interrupt_late_keeps_its_conversation(tmp_
     pid = runner.pid
     result = await asyncio.wait_for(turn.cancel(), timeout=30)
     assert result.outcome == "cancelled"
-    await asyncio.wait_for(runner._stopping, timeout=30)
+    await asyncio.wait_for(runner._driver.stopping, timeout=30)
     assert runner.pid == pid and process_alive(pid) and runner.status == "idle"  # the late result kept it
     await runner.stop()
 

@@ -39,8 +39,8 @@ async def test_an_agent_definition_is_installed_and_run_with_its_tools(tmp_path)
     assert started is not None and started.is_standin and started.model == "elynav-standin"
     assert set(started.tools) == set(sdr.tools)
     assert "stand-in" in repr(runner)
-    assert ["--agent", "elynav-sdr"] == runner._process.argv[runner._process.argv.index("--agent") :][:2]
-    assert "--permission-mode" in runner._process.argv  # the file's mode is passed: --agent alone ignores it
+    assert ["--agent", "elynav-sdr"] == runner.process.argv[runner.process.argv.index("--agent") :][:2]
+    assert "--permission-mode" in runner.process.argv  # the file's mode is passed: --agent alone ignores it
 
 
 @pytest.mark.anyio
@@ -94,12 +94,12 @@ async def test_cancel_during_a_tool_ends_the_tool_process(tmp_path):
         tool_pids: list[int] = []
         for _ in range(100):
             tool_pids = [
-                process.pid for process in runner._process.live_descendants() if process.name() == "sleep"
+                process.pid for process in runner.process.live_descendants() if process.name() == "sleep"
             ]
             if tool_pids:
                 break
             await asyncio.sleep(0.05)
-            runner._process.record_descendants()
+            runner.process.record_descendants()
         assert tool_pids, "the stand-in's Bash tool should be running"
         assert os.getsid(tool_pids[0]) != os.getsid(runner.pid)  # in its own session, like the real Bash tool
         result = await asyncio.wait_for(turn.cancel(), timeout=15)

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from elynav_nb.agents.per_turn_runner import PerTurnRunner
 from elynav_nb.office import Office
 
 from .conftest import FAST_STOP, worker
@@ -48,14 +47,14 @@ async def test_employees_on_three_clis_answer_and_keep_their_conversations(tmp_p
     office = Office(workspace, staff(tmp_path), executable=executables(), stop_bounds=FAST_STOP)
     async with office:
         codex_runner = office.employee("w-codex").runner
-        assert isinstance(codex_runner, PerTurnRunner) and codex_runner.cli_name == "codex"
+        assert codex_runner.plan.driver == "per-turn" and codex_runner.cli_name == "codex"
         # A process per turn has no prompt to surface on the board: the definition's mode rules,
         # and what it refuses is said; `elynav ask` runs through the exec-policy rule of its tools.
         assert not codex_runner.permission_prompts and not codex_runner.cli_config
         assert "refuses writes and sockets" in " ".join(codex_runner.limitations)
         replies = {name: await office.ask(name, "Bonjour") for name in ("w-claude", "w-codex", "w-gemini")}
         assert "--allowedTools" not in codex_runner.command_line  # its tools are in its config home
-        rules = (codex_runner._adapter.settings.home / "rules" / "elynav.rules").read_text()
+        rules = (codex_runner.cli_home / "rules" / "elynav.rules").read_text()
         assert 'prefix_rule(pattern=["elynav", "ask"], decision="allow")' in rules
         thread = office.employee("w-codex").session_id
         sessions = json.loads((workspace / ".elynav" / "sessions.json").read_text())

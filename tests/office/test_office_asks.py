@@ -235,7 +235,7 @@ async def test_an_ask_cancelled_while_its_cli_starts_leaves_no_process_after_sto
     assert (await inner).outcome == "cancelled" and (await outer).outcome == "cancelled"
     await office.stop()
     for employee in office.employees.values():
-        process = employee.runner._process
+        process = employee.runner.process
         assert process is None or not process_alive(process.pid), employee.name
 
 
@@ -310,7 +310,7 @@ async def test_a_headless_employee_is_allowed_the_tools_its_definition_lists(mak
     office = await make_office(["elynav-orchestrator"])
     runner = office.employee("orchestrator").runner
     reply = await office.ask("orchestrator", "bonjour")
-    argv = runner._process.argv
+    argv = runner.process.argv
     allowed = argv[argv.index("--allowedTools") + 1 :]
     assert reply.outcome == "done"
     assert allowed[: len(builtin_agents()["elynav-orchestrator"].tools)] == list(

@@ -57,7 +57,7 @@ async def test_asks_to_the_real_cli_without_an_account_fail_with_its_diagnostic(
         second = await office.ask("w-a", "encore")
         runner = office.employee("w-a").runner
         started = runner.last_started
-        argv = runner._process.argv
+        argv = runner.process.argv
     assert not runner.uses_standin
     for reply in (first, second):
         assert reply.outcome == "failed" and "Not logged in" in reply.text + reply.error

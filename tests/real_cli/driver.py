@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from elynav_nb.agents.cli.per_turn_codec import TurnVerdict
-from elynav_nb.agents.cli.per_turn_command import ConfigFile, TurnCommand
+from elynav_nb.agents.cli.per_turn_launch import ConfigFile, TurnCommand
 from elynav_nb.agents.events import AgentEvent
 
 STOP_GRACE_SECONDS = 5.0

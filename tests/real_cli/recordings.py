@@ -118,13 +118,16 @@ _TURN_METHODS = (
 def record_lines(runner: Any) -> list[bytes]:
     """Every stdout line the runner's app-server writes from now on (kept beside normal routing)."""
     lines: list[bytes] = []
-    route = runner._handle_line
+    if runner.plan.driver != "persistent":
+        return lines  # a process per turn: nothing to record here (its lines are checked by its codec tests)
+    driver = runner._driver  # the persistent driver: the process it spawns next reads this attribute
+    route = driver._handle_line
 
     def capture(line: bytes) -> None:
         lines.append(line)
         route(line)
 
-    runner._handle_line = capture  # type: ignore[method-assign]
+    driver._handle_line = capture
     return lines
 
 

@@ -320,8 +320,8 @@ async def test_the_same_code_runs_each_cli(per_turn_cli, says_version, isolated_
         async with runner:
             result = await runner.send("dis bonjour")
 
-    expected = "CodexAppServerRunner" if cli.persistent else "PerTurnRunner"
-    assert type(runner).__name__ == expected and isinstance(runner, AgentRunner)
+    assert type(runner) is AgentRunner
+    assert runner.plan.driver == ("persistent" if cli.persistent else "per-turn")
     assert result.outcome == "completed" and result.text == "Bonjour."
     assert [event.cli_version for event in result.events if isinstance(event, AgentStarted)] == [cli.version]
     assert "".join(event.text for event in result.events if isinstance(event, TextDelta)) == "Bonjour."

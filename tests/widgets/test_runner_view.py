@@ -91,7 +91,7 @@ def test_finished_turn_renders_without_a_loop(tmp_path: Path) -> None:
 def test_view_in_a_plain_thread_follows_a_turn_on_the_private_loop(tmp_path: Path) -> None:
     runner = _sync_runner(tmp_path, "slow")
     runner.start_sync()
-    loop = runner._loop
+    loop = runner._driver.loop
     assert loop is not None
 
     async def send() -> Turn:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elynav_nb.agents.cli.per_turn_command import (
+from elynav_nb.agents.cli.per_turn_launch import (
     ConfigFile,
     McpServer,
     TurnCommand,

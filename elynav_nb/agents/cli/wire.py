@@ -1,0 +1,119 @@
+"""What a wire is: the protocol of one persistent agent CLI, as an object with no I/O of its own.
+
+Where it sits: between the persistent driver (``agents/persistent_driver.py``: the process, the
+watchdog, the bounded stop, control futures, permission prompts) and the pure codecs of this folder.
+A wire decides what to say and how to read what the CLI says; the driver says it and waits. Each
+persistent protocol has one wire: ``claude_wire.ClaudeStreamWire`` (stream-json control protocol),
+``codex_app_wire.CodexAppServerWire`` (JSON-RPC). Adding a protocol (ACP next) is a new wire.
+
+How data flows::
+
+    driver -> wire.open(channel)                 the handshake (channel.request / channel.write)
+    driver -> wire.send_prompt(channel, turn, content) -> channel.write(one line)
+    CLI stdout line -> wire.decode_line -> events and control frames -> driver routes them
+    driver -> wire.observe(event) / wire.stall_reason(now) -> the watchdog's protocol bound
+    cancel -> wire.interrupt(channel); permission answer -> wire.encode_permission_answer
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from elynav_nb.agents.events import AgentEvent, ControlFrame, ControlResponse, PermissionRequest
+from elynav_nb.agents.results import Outcome
+from elynav_nb.errors import AgentTimeout, CliStartFailed, ElynavError
+
+__all__ = ["PersistentWire", "TurnSink", "WireChannel", "start_failure"]
+
+
+class TurnSink(Protocol):
+    """The turn a wire writes notes into (``Turn``'s driver side)."""
+
+    def push(self, event: AgentEvent) -> None: ...
+
+
+class WireChannel(Protocol):
+    """What the driver lends a wire: the only way a wire reaches the process."""
+
+    async def request(self, method: str, *, timeout: float, **fields: Any) -> ControlResponse:
+        """Send a request and wait for its answer (``CLI_EXITED`` / ``AGENT_TIMEOUT`` otherwise)."""
+        ...
+
+    async def start_request(
+        self, request_id: str, method: str, fields: dict[str, Any]
+    ) -> asyncio.Future[ControlResponse]:
+        """Send a request with ``request_id`` and return the future of its answer at once."""
+        ...
+
+    async def write(self, data: bytes) -> None:
+        """Write one encoded line to the CLI."""
+        ...
+
+    def next_request_id(self, prefix: str) -> str:
+        """A request id no other request of this process has."""
+        ...
+
+    def end_turn(self, turn: TurnSink, outcome: Outcome, *, error: str, error_code: str) -> None:
+        """Settle ``turn`` (a request the turn depends on was refused)."""
+        ...
+
+
+class PersistentWire(Protocol):
+    """One persistent CLI protocol (see the module docstring)."""
+
+    def decode_line(self, line: bytes | str) -> Sequence[AgentEvent | ControlFrame]: ...
+
+    def encode_request(self, request_id: str, method: str, fields: dict[str, Any]) -> bytes: ...
+
+    def encode_error(self, request_id: str, message: str) -> bytes: ...
+
+    def encode_permission_answer(
+        self, request: PermissionRequest, allowed: bool, message: str, updated_input: dict[str, Any] | None
+    ) -> bytes: ...
+
+    async def open(self, channel: WireChannel) -> None:
+        """The handshake after the spawn (raises a typed error the driver turns into a start failure)."""
+        ...
+
+    async def send_prompt(
+        self, channel: WireChannel, turn: TurnSink, content: str | list[dict[str, Any]]
+    ) -> None: ...
+
+    async def interrupt(self, channel: WireChannel) -> Any:
+        """Ask the CLI to end the turn in flight (answered when it took the request)."""
+        ...
+
+    def observe(self, event: AgentEvent) -> None:
+        """See every event the driver routes (a wire may track a protocol bound)."""
+        ...
+
+    def stall_reason(self, now: float) -> str:
+        """Why the turn in flight should end now although the CLI still writes ("" when it should not)."""
+        ...
+
+    def describe_start_failure(self, error: ElynavError, details: dict[str, Any]) -> ElynavError:
+        """The error ``start()`` raises when ``open`` failed with ``error`` (``details``: the exit)."""
+        ...
+
+    async def set_model(self, channel: WireChannel, model: str | None) -> None:
+        """Change the model from the next turn on."""
+        ...
+
+    async def set_permission_mode(self, channel: WireChannel, mode: str) -> bool:
+        """Change the permission mode; True when the process must restart for it (between turns)."""
+        ...
+
+    async def mcp_status(self, channel: WireChannel) -> list[dict[str, Any]]: ...
+
+
+def start_failure(error: Exception, details: dict[str, Any], start_timeout: float) -> CliStartFailed:
+    """The ``CLI_START_FAILED`` of a CLI that did not answer its handshake (``details``: its exit)."""
+    if isinstance(error, AgentTimeout):
+        return CliStartFailed(f"the agent CLI did not answer within {start_timeout:g} s", details=details)
+    message = f"the agent CLI exited during start-up (exit code {details.get('exit_code')})"
+    stderr_tail = str(details.get("stderr_tail") or "").strip()
+    if stderr_tail:
+        message += f": {stderr_tail[-500:]}"
+    return CliStartFailed(message, details=details)

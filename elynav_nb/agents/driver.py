@@ -1,0 +1,249 @@
+"""``Driver``: what both conversation drivers share — the loop a runner belongs to, the turn in flight, the
+background stop, and the one place a turn's ``TurnResult`` is made.
+
+Where it sits: under ``AgentRunner`` (the facade), above ``CliProcess``. ``PersistentDriver`` (one
+process for the conversation: claude stream-json, codex app-server) and ``PerTurnDriver`` (one process
+per turn: gemini, codex exec) subclass it. A driver reads the runner's settings and writes its public
+state (``status``, ``session_id``, ``history``, ``last_started``, ``cli``, ``command_line``); the
+runner calls the driver's public methods only.
+
+How data flows::
+
+    runner.send -> driver.drive_turn(turn, content) (a task) -> run_turn (the subclass)
+      -> events -> turn.push -> ... -> finish_turn(turn, outcome, ended) -> TurnResult
+         -> runner.history, turn.finish(result)
+    turn.cancel() -> runner.abort_turn -> driver.abort_turn -> interrupt_or_stop (the subclass)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any
+
+from elynav_nb.agents.cli_adapter import PerTurnAdapter
+from elynav_nb.agents.events import AgentEvent, TurnEnded
+from elynav_nb.agents.process import CliProcess
+from elynav_nb.agents.results import Outcome, TurnResult, main_text
+from elynav_nb.agents.turn import Turn
+from elynav_nb.errors import ElynavError, InvalidInput
+
+if TYPE_CHECKING:
+    from elynav_nb.agents.runner import AgentRunner
+
+__all__ = ["WATCHDOG_TICK", "DESCENDANT_SCAN_INTERVAL", "Driver", "ignore_outcome"]
+
+WATCHDOG_TICK = 0.25
+DESCENDANT_SCAN_INTERVAL = 2.0
+_STRAY_EVENTS_KEPT = 1000
+
+
+class Driver(ABC):
+    """The part of a conversation driver that does not depend on the process model."""
+
+    def __init__(self, runner: AgentRunner) -> None:
+        self.runner = runner
+        self.process: CliProcess | None = None
+        self.current_turn: Turn | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.start_lock: asyncio.Lock | None = None
+        self.stopping: asyncio.Task[None] | None = None  # a background stop (a CLI that ignored a cancel)
+        self.background: set[asyncio.Task[Any]] = set()
+        self.total_cost_usd = 0.0
+        self.cli_version = ""
+
+    # -- state --------------------------------------------------------------------------------------
+
+    @property
+    def is_running(self) -> bool:
+        return self.process is not None and self.process.is_running
+
+    @property
+    def busy(self) -> bool:
+        return self.current_turn is not None and not self.current_turn.done
+
+    @property
+    def pending_permissions(self) -> list[Any]:
+        return []
+
+    @property
+    def adapter(self) -> PerTurnAdapter | None:
+        """The adapter that wrote the runner's CLI home (codex, gemini; None before the start)."""
+        return None
+
+    @property
+    @abstractmethod
+    def limitations(self) -> tuple[str, ...]:
+        """What the CLI cannot honour of the runner's settings and the agent definition."""
+
+    # -- starting -----------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Bind to the running loop, wait for a background stop, then ``prepare`` once (locked)."""
+        loop = asyncio.get_running_loop()
+        if self.loop is not None and self.loop is not loop:
+            raise InvalidInput("this runner belongs to another event loop; use it from that loop")
+        self.loop = loop
+        stopping = self.stopping
+        if stopping is not None and not stopping.done():
+            await asyncio.shield(stopping)  # a CLI being stopped (bounded)
+        if self.start_lock is None:
+            self.start_lock = asyncio.Lock()
+        async with self.start_lock:
+            await self.prepare()
+
+    @abstractmethod
+    async def prepare(self) -> None:
+        """Whatever the first turn needs (idempotent): spawn and open, or write the CLI's home."""
+
+    # -- turns --------------------------------------------------------------------------------------
+
+    async def drive_turn(self, turn: Turn, content: str | list[dict[str, Any]]) -> None:
+        try:
+            try:
+                await self.runner.start()
+            except ElynavError as error:
+                self.finish_turn(turn, "failed", error=str(error), error_code=error.code)
+                return
+            if turn.done:
+                return
+            await self.run_turn(turn, content)
+        except Exception as error:  # never leave a turn unsettled: its awaiters would wait forever
+            self.finish_turn(
+                turn, "failed", error=f"{type(error).__name__}: {error}", error_code="AGENT_PROCESS_ERROR"
+            )
+
+    @abstractmethod
+    async def run_turn(self, turn: Turn, content: str | list[dict[str, Any]]) -> None:
+        """Send the prompt and watch the turn until it is settled (the driver's watchdog)."""
+
+    async def abort_turn(self, turn: Turn, outcome: Outcome, reason: str) -> None:
+        """Interrupt (bounded), then the forced stop steps if the CLI does not end the turn."""
+        try:
+            await self.interrupt_or_stop(turn, outcome, reason)
+        except Exception as error:  # the turn still settles, with what went wrong
+            self.finish_turn(
+                turn, outcome, error=f"{reason}; stopping failed: {type(error).__name__}: {error}"
+            )
+
+    @abstractmethod
+    async def interrupt_or_stop(self, turn: Turn, outcome: Outcome, reason: str) -> None: ...
+
+    def keep_stray(self, event: AgentEvent) -> None:
+        """An event that belongs to no turn in flight (kept, bounded, for the curious)."""
+        if len(self.runner.stray_events) < _STRAY_EVENTS_KEPT:
+            self.runner.stray_events.append(event)
+
+    def before_finish(self, turn: Turn, outcome: Outcome) -> None:
+        """What a driver does as a turn settles, before its result is made (nothing by default)."""
+
+    def finish_turn(
+        self,
+        turn: Turn,
+        outcome: Outcome,
+        *,
+        ended: TurnEnded | None = None,
+        error: str = "",
+        error_code: str = "",
+    ) -> None:
+        """Settle ``turn``: its ``TurnResult`` (in the runner's history), then ``turn.finish``."""
+        if turn.done:
+            return
+        self.before_finish(turn, outcome)
+        runner = self.runner
+        total_cost = ended.total_cost_usd if ended is not None else self.total_cost_usd
+        stderr_tail = ""
+        if outcome == "failed" and self.process is not None:
+            stderr_tail = self.process.stderr.text(max_chars=4000)
+            if stderr_tail.strip() and stderr_tail.strip() not in error:
+                error = (
+                    f"{error} (stderr: {stderr_tail.strip()[-300:]})" if error else stderr_tail.strip()[-300:]
+                )
+        if outcome == "timeout" and not error_code:
+            error_code = "AGENT_TIMEOUT"
+        stored_events = turn.events
+        result = TurnResult(
+            outcome=outcome,
+            text=main_text(stored_events) or (ended.result if ended is not None else ""),
+            events=tuple(stored_events),
+            session_id=turn.session_id or runner.session_id,
+            agent_name=runner.agent_name or "",
+            prompt=turn.prompt,
+            cost_usd=max(0.0, total_cost - turn.cost_baseline),
+            total_cost_usd=total_cost,
+            usage=dict(ended.usage) if ended is not None else {},
+            duration_s=time.monotonic() - turn.started_at,
+            cli_duration_ms=ended.duration_ms if ended is not None else 0,
+            num_turns=ended.num_turns if ended is not None else 0,
+            terminal_reason=ended.terminal_reason if ended is not None else "",
+            error=error,
+            error_code=error_code,
+            stderr_tail=stderr_tail,
+            used_standin=runner.uses_standin,
+            cli=runner.cli_name,
+            cli_version=runner.last_started.cli_version if runner.last_started is not None else "",
+        )
+        runner.record_result(result)
+        if self.current_turn is turn:
+            self.current_turn = None
+        if runner.status == "busy":
+            runner.status = "idle"
+        runner.last_activity = time.monotonic()
+        turn.finish(result)
+
+    def outcome_of(self, turn: Turn, ended: TurnEnded) -> tuple[Outcome, str]:
+        """A terminal line's outcome and error, unless a cancel or a bound decided first."""
+        if turn.abort_outcome is not None:
+            return turn.abort_outcome, turn.abort_reason
+        outcome: Outcome = "error" if ended.is_error else "completed"
+        return outcome, "; ".join(ended.errors) or (ended.result if ended.is_error else "")
+
+    # -- settings -----------------------------------------------------------------------------------
+
+    @abstractmethod
+    async def set_model(self, model: str | None) -> None: ...
+
+    @abstractmethod
+    async def set_permission_mode(self, mode: str) -> None: ...
+
+    @abstractmethod
+    async def mcp_status(self) -> list[dict[str, Any]]: ...
+
+    # -- stopping -----------------------------------------------------------------------------------
+
+    async def stop(self) -> None:
+        """Cancel the turn in flight, stop the CLI in bounded steps, leave no process behind."""
+        turn = self.current_turn
+        if turn is not None and not turn.done:
+            turn.request_abort("cancelled", "the runner was stopped")
+            await turn.settled()
+        stopping = self.stopping
+        if stopping is not None and not stopping.done():
+            await asyncio.shield(stopping)
+        if self.start_lock is not None:
+            async with (
+                self.start_lock
+            ):  # a start under way ends first (bounded), so its process is stopped too
+                await self.stop_process()
+        else:
+            await self.stop_process()
+        for task in list(self.background):
+            task.cancel()
+
+    async def stop_process(self) -> None:
+        if self.process is not None:
+            await self.process.stop(self.runner.stop_bounds)
+
+    def run_in_background(self, coroutine: Any) -> None:
+        """A task the driver keeps until it ends (cancelled by ``stop``)."""
+        assert self.loop is not None
+        task = self.loop.create_task(coroutine)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+
+def ignore_outcome(future: asyncio.Future[Any]) -> None:
+    """Retrieve a background future's exception so asyncio does not log it (the turn settles on its own)."""
+    if not future.cancelled():
+        future.exception()

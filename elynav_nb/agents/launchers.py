@@ -1,0 +1,177 @@
+"""What happens before a persistent CLI is spawned: locate it, prepare its files, build its command and wire.
+
+Where it sits: called by ``PersistentDriver.prepare`` (off the event loop for the disk work). One
+launcher per persistent protocol: ``ClaudeLauncher`` (the CLI or its stand-in, the agent file in the
+workspace, ``--mcp-config`` from ``.mcp.json``) and ``CodexAppServerLauncher`` (the runner's
+``CODEX_HOME`` written by the codex adapter). Each returns a ``Launch``: the command and a new wire
+for that process. The wires themselves (``agents/cli/*_wire.py``) do no I/O.
+
+How data flows::
+
+    runner settings + plan -> launcher.launch(runner) -> locate_cli (+ version) -> files
+      -> Launch(argv, cwd, environment, wire) -> the driver spawns argv and opens the wire
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from elynav_nb.agents.adapter_settings import adapter_settings
+from elynav_nb.agents.cli.claude_launch import ClaudeLaunch, build_child_environment, build_claude_argv
+from elynav_nb.agents.cli.claude_wire import ClaudeStreamWire
+from elynav_nb.agents.cli.codex_app_wire import CodexAppServerWire
+from elynav_nb.agents.cli.codex_launch import build_codex_app_server
+from elynav_nb.agents.cli.wire import PersistentWire
+from elynav_nb.agents.cli_adapter import merged_limitations
+from elynav_nb.agents.codex_adapter import CodexAdapter
+from elynav_nb.agents.definitions import find_agent_file, install_agents
+from elynav_nb.agents.locate import cli_version, locate_cli
+from elynav_nb.errors import AgentNotFound
+
+if TYPE_CHECKING:
+    from elynav_nb.agents.runner import AgentRunner
+
+__all__ = ["ClaudeLauncher", "CodexAppServerLauncher", "Launch", "PersistentLauncher"]
+
+_CODEX_NOTES = (
+    "codex answers permission prompts for commands only: allow(updated_input) runs the command as asked",
+    "set_permission_mode restarts codex app-server on the same thread before the next turn",
+)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One process to spawn, and the wire that speaks to it."""
+
+    argv: tuple[str, ...]
+    cwd: Path
+    environment: dict[str, str]
+    wire: PersistentWire
+    version: str = ""
+
+
+class PersistentLauncher:
+    """The launch step of one persistent protocol (see the module docstring)."""
+
+    adapter: CodexAdapter | None = None  # the adapter that wrote the CLI's home, where there is one
+
+    def launch_sync(self, runner: AgentRunner) -> Launch:
+        raise NotImplementedError
+
+    async def launch(self, runner: AgentRunner) -> Launch:
+        return await asyncio.to_thread(self.launch_sync, runner)
+
+    def limitations(self, runner: AgentRunner) -> tuple[str, ...]:
+        return ()
+
+
+class ClaudeLauncher(PersistentLauncher):
+    """claude in stream-json mode (or its stand-in)."""
+
+    def launch_sync(self, runner: AgentRunner) -> Launch:
+        runner.cli = locate_cli(runner.executable, fallback_to_standin=runner.fallback_to_standin)
+        self._ensure_agent_installed(runner)
+        mcp_config = runner.workspace / ".mcp.json"
+        resuming = runner.resume_next_start
+        launch = ClaudeLaunch(
+            agent_name=runner.agent_name,
+            include_partial_messages=runner.include_partial_messages,
+            mcp_config_path=str(mcp_config) if mcp_config.is_file() else None,
+            permission_mode=runner.permission_mode,
+            permission_prompts=runner.permission_prompts,
+            session_id=None if resuming else runner.session_id,
+            resume_session_id=runner.session_id if resuming else None,
+            model=runner.model,
+            extra_arguments=runner.extra_arguments,
+        )
+        agent_identity = {"ELYNAV_AGENT_NAME": runner.agent_name} if runner.agent_name else {}
+        wire = ClaudeStreamWire(
+            session_id=lambda: runner.session_id,
+            agent_name=runner.agent_name,
+            permission_mode=runner.permission_mode,
+            partial_messages=runner.include_partial_messages,
+            start_timeout=runner.start_timeout,
+            interrupt_timeout=runner.interrupt_timeout,
+        )
+        return Launch(
+            argv=tuple(build_claude_argv(runner.cli.argv, launch)),
+            cwd=runner.workspace,
+            environment=build_child_environment(
+                os.environ, {**agent_identity, **runner.environment_overrides}
+            ),
+            wire=wire,
+        )
+
+    @staticmethod
+    def _ensure_agent_installed(runner: AgentRunner) -> None:
+        name = runner.agent_name
+        if name is None or find_agent_file(runner.workspace, name) is not None:
+            return
+        if runner.definition is not None:
+            install_agents(runner.workspace, [runner.definition])
+            return
+        raise AgentNotFound(
+            f"agent {name!r} is not defined in {runner.workspace / '.claude' / 'agents'} "
+            "nor in a parent folder or ~/.claude/agents; install it with install_agents(workspace)",
+            details={"agent": name},
+        )
+
+
+class CodexAppServerLauncher(PersistentLauncher):
+    """``codex app-server`` with the runner's own ``CODEX_HOME``."""
+
+    def __init__(self) -> None:
+        self.adapter: CodexAdapter | None = None
+
+    def launch_sync(self, runner: AgentRunner) -> Launch:
+        runner.cli = locate_cli(runner.executable, cli="codex", fallback_to_standin=False)
+        version = cli_version(runner.cli)
+        definition = runner.plan.require_definition()
+        adapter = CodexAdapter(adapter_settings(runner, definition), interactive=True)
+        adapter.prepare(runner.cli, version)
+        assert adapter.plan is not None
+        self.adapter = adapter
+        command = build_codex_app_server(
+            runner.cli.argv,
+            adapter.plan,
+            parent_environment=adapter.settings.parent_environment,
+            environment=adapter.settings.environment_overrides,
+        )
+
+        def set_thread_id(thread_id: str) -> None:
+            runner.session_id = thread_id
+
+        wire = CodexAppServerWire(
+            plan=adapter.plan,
+            cli_version=version,
+            workspace=runner.workspace,
+            home=adapter.settings.home,
+            thread_id=runner.session_id if runner.resume_next_start else "",
+            resume_asked=runner.resume_asked,
+            set_thread_id=set_thread_id,
+            start_timeout=runner.start_timeout,
+            interrupt_timeout=runner.interrupt_timeout,
+            retry_timeout=runner.retry_timeout,
+        )
+        return Launch(
+            argv=tuple(command.argv),
+            cwd=command.cwd,
+            environment=dict(command.environment),
+            wire=wire,
+            version=version,
+        )
+
+    def limitations(self, runner: AgentRunner) -> tuple[str, ...]:
+        if self.adapter is not None:
+            planned = self.adapter.limitations
+        elif runner.plan.definition is not None:
+            planned = CodexAdapter(
+                adapter_settings(runner, runner.plan.definition), interactive=True
+            ).planned_limitations()
+        else:
+            planned = ()
+        return merged_limitations(None, (*planned, *_CODEX_NOTES))

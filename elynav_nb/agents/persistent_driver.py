@@ -1,0 +1,438 @@
+"""``PersistentDriver``: one CLI process for the whole conversation, spoken to through a wire.
+
+Where it sits: the driver of ``AgentRunner`` for claude (stream-json) and codex (app-server). It owns
+the ``CliProcess`` (I/O), feeds its stdout lines to the wire's decoder, routes control answers to
+their futures, surfaces permission prompts, and hands conversation events to the turn in flight. The
+protocol itself (what to write, how to read it) is the wire's (``agents/cli/*_wire.py``); the launch
+step (locate, files, command) is the launcher's (``launchers.py``).
+
+How data flows::
+
+    prepare: launcher.launch -> spawn -> wire.open(self) (the handshake, bounded by start_timeout)
+    turn: wire.send_prompt -> stdout lines -> wire.decode_line -> events -> turn.push
+      -> TurnEnded -> finish_turn -> TurnResult; the process stays for the next turn
+
+Bounds: ``turn.cancel()`` (and a turn, inactivity or protocol timeout) asks the wire to interrupt and
+waits ``settle_timeout`` for the end of the turn: a CLI that honours it keeps the conversation. One
+that does not gets its turn settled at once (``cancelled`` / ``timeout``) while a background stop runs
+(status ``stopping``): it still waits for a late end of turn until ``interrupt_timeout``, then stops
+the process in short forced steps (SIGINT, SIGTERM, SIGKILL of the tree). The next turn waits for
+that stop and restarts the CLI on the same conversation. Unanswered permission prompts are denied
+after ``permission_timeout``; a CLI that dies mid-turn gives ``failed`` with its stderr tail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import time
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from elynav_nb.agents.cli.wire import PersistentWire, TurnSink
+from elynav_nb.agents.cli_adapter import PerTurnAdapter
+from elynav_nb.agents.driver import DESCENDANT_SCAN_INTERVAL, WATCHDOG_TICK, Driver, ignore_outcome
+from elynav_nb.agents.events import (
+    AgentError,
+    AgentEvent,
+    AgentStarted,
+    ControlCancel,
+    ControlRequest,
+    ControlResponse,
+    PermissionRequest,
+    PermissionWithdrawn,
+    TextDelta,
+    TurnEnded,
+)
+from elynav_nb.agents.launchers import PersistentLauncher
+from elynav_nb.agents.process import CliProcess
+from elynav_nb.agents.reaper import register_process
+from elynav_nb.agents.results import Outcome
+from elynav_nb.agents.turn import Turn
+from elynav_nb.errors import AgentBusy, AgentTimeout, CliExited, ElynavError
+
+if TYPE_CHECKING:
+    from elynav_nb.agents.runner import AgentRunner
+
+__all__ = ["PersistentDriver"]
+
+
+class PersistentDriver(Driver):
+    """A conversation in one persistent process (see the module docstring)."""
+
+    def __init__(self, runner: AgentRunner, launcher: PersistentLauncher) -> None:
+        super().__init__(runner)
+        self.launcher = launcher
+        self.wire: PersistentWire | None = None
+        self._pending_controls: dict[str, asyncio.Future[ControlResponse]] = {}
+        self._pending_permissions: dict[str, tuple[PermissionRequest, asyncio.TimerHandle]] = {}
+        self._request_counter = 0
+        self._late_turn_end: asyncio.Event | None = None
+
+    @property
+    def limitations(self) -> tuple[str, ...]:
+        return self.launcher.limitations(self.runner)
+
+    @property
+    def adapter(self) -> PerTurnAdapter | None:
+        return self.launcher.adapter
+
+    # -- starting -----------------------------------------------------------------------------------
+
+    async def prepare(self) -> None:
+        if self.is_running:
+            return
+        runner = self.runner
+        runner.status = "starting"
+        try:
+            launch = await self.launcher.launch(runner)
+        except ElynavError:
+            runner.status = "stopped"
+            raise
+        runner.command_line = list(launch.argv)
+        self.cli_version = launch.version or self.cli_version
+        self.wire = launch.wire
+        self.total_cost_usd = 0.0
+        process = await self._spawn(launch.argv, launch)
+        try:
+            await launch.wire.open(self)
+        except ElynavError as error:
+            await process.stop(runner.stop_bounds)
+            runner.status = "stopped"
+            raise launch.wire.describe_start_failure(error, process.exit_details()) from error
+        runner.resume_next_start = True  # a later restart continues this conversation
+        runner.resume_asked = False
+        runner.status = "idle"
+        runner.last_activity = time.monotonic()
+
+    async def _spawn(self, argv: Sequence[str], launch: Any) -> CliProcess:
+        """Spawn the conversation's CLI, its stdout routed to ``_handle_line``, reaped at exit."""
+        runner = self.runner
+        process = CliProcess(
+            argv,
+            cwd=launch.cwd,
+            environment=launch.environment,
+            on_line=self._handle_line,
+            on_oversized=self._handle_oversized_line,
+            on_exit=self._handle_exit,
+            max_line_bytes=runner.max_line_bytes,
+            stderr_tail_bytes=runner.stderr_tail_bytes,
+        )
+        self.process = process
+        await process.spawn()
+        register_process(runner, process)
+        return process
+
+    # -- the channel a wire speaks through ------------------------------------------------------
+
+    def next_request_id(self, prefix: str) -> str:
+        self._request_counter += 1
+        return f"{prefix}_{self._request_counter}_{uuid.uuid4().hex[:8]}"
+
+    async def write(self, data: bytes) -> None:
+        process = self.process
+        if process is None or not process.is_running:
+            raise CliExited("the agent CLI is not running")
+        await process.write(data)
+
+    async def start_request(
+        self, request_id: str, method: str, fields: dict[str, Any]
+    ) -> asyncio.Future[ControlResponse]:
+        assert self.wire is not None
+        future: asyncio.Future[ControlResponse] = asyncio.get_running_loop().create_future()
+        self._pending_controls[request_id] = future
+        await self.write(self.wire.encode_request(request_id, method, fields))
+        return future
+
+    async def request(self, method: str, *, timeout: float, **fields: Any) -> ControlResponse:
+        """Send a request and wait for its answer, racing the process's exit."""
+        process = self.process
+        if process is None or not process.is_running:
+            raise CliExited("the agent CLI is not running")
+        request_id = self.next_request_id("req")
+        future = await self.start_request(request_id, method, fields)
+        exit_waiter: asyncio.Future[Any] = asyncio.ensure_future(process.exited.wait())
+        try:
+            finished, _ = await asyncio.wait(
+                [future, exit_waiter], timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            exit_waiter.cancel()
+        if future in finished:
+            return future.result()
+        self._pending_controls.pop(request_id, None)
+        if process.exited.is_set():
+            raise CliExited(f"the agent CLI exited before answering {method}", details=process.exit_details())
+        raise AgentTimeout(f"the agent CLI did not answer {method} within {timeout:g} s")
+
+    def end_turn(self, turn: TurnSink, outcome: Outcome, *, error: str, error_code: str) -> None:
+        assert isinstance(turn, Turn)
+        self.finish_turn(turn, outcome, error=error, error_code=error_code)
+
+    def _write_soon(self, data: bytes) -> None:
+        process = self.process
+        if process is None or not process.is_running:
+            return
+        self.run_in_background(_write_quietly(process, data))
+
+    # -- one turn -----------------------------------------------------------------------------------
+
+    async def run_turn(self, turn: Turn, content: str | list[dict[str, Any]]) -> None:
+        runner = self.runner
+        process = self.process
+        wire = self.wire
+        assert process is not None and wire is not None
+        runner.status = "busy"
+        try:
+            await wire.send_prompt(self, turn, content)
+        except CliExited as error:
+            self.finish_turn(turn, "failed", error=str(error), error_code=error.code)
+            return
+        turn.mark_written(self.total_cost_usd)
+        runner.last_activity = time.monotonic()
+        turn_deadline = time.monotonic() + runner.turn_timeout
+        next_descendant_scan = time.monotonic() + DESCENDANT_SCAN_INTERVAL  # tools trigger a scan at once
+        while not turn.done:
+            if turn.abort_outcome is not None:
+                await turn.wait_settled(WATCHDOG_TICK)
+                continue
+            now = time.monotonic()
+            waiting_on_tools = turn.waiting_on_tools or bool(self._pending_permissions)
+            idle_bound = runner.tool_idle_timeout if waiting_on_tools else runner.idle_timeout
+            if now >= turn_deadline:
+                turn.request_abort("timeout", f"the turn took longer than {runner.turn_timeout:g} s")
+                continue
+            if now - runner.last_activity >= idle_bound:
+                turn.request_abort("timeout", f"no output from the agent CLI for {idle_bound:g} s")
+                continue
+            stalled = wire.stall_reason(now)
+            if stalled:
+                turn.request_abort("timeout", stalled)
+                continue
+            if waiting_on_tools or now >= next_descendant_scan:  # tools may start processes of their own
+                await process.record_descendants_in_thread()
+                next_descendant_scan = now + DESCENDANT_SCAN_INTERVAL
+            await turn.wait_settled(min(WATCHDOG_TICK, max(0.0, turn_deadline - now)))
+
+    async def interrupt_or_stop(self, turn: Turn, outcome: Outcome, reason: str) -> None:
+        runner = self.runner
+        process = self.process
+        if turn.done:
+            return
+        if not turn.written or process is None or not process.is_running or self.wire is None:
+            self.finish_turn(turn, outcome, error=reason)
+            return
+        interrupt = asyncio.ensure_future(self.wire.interrupt(self))
+        interrupt.add_done_callback(ignore_outcome)
+        if await turn.wait_settled(min(runner.settle_timeout, runner.interrupt_timeout)):
+            # the CLI honoured the interrupt: the conversation goes on in the same process
+            await process.record_descendants_in_thread()  # after the interrupt: it goes out first
+            await process.end_tool_sessions()
+            return
+        self.finish_turn(
+            turn,
+            outcome,
+            error=f"{reason}; the agent CLI did not end the turn within {runner.settle_timeout:g} s and is being stopped",
+        )
+        runner.status = "stopping"
+        assert self.loop is not None
+        self._late_turn_end = asyncio.Event()
+        self.stopping = self.loop.create_task(self._stop_unresponsive(process, self._late_turn_end))
+
+    async def _stop_unresponsive(self, process: CliProcess, late_turn_end: asyncio.Event) -> None:
+        """The background stop of a CLI that did not end its turn when asked: bounded, no orphan."""
+        runner = self.runner
+        try:
+            remaining = max(0.0, runner.interrupt_timeout - runner.settle_timeout)
+            try:
+                await asyncio.wait_for(late_turn_end.wait(), timeout=remaining)
+            except TimeoutError:
+                pass
+            if late_turn_end.is_set() and process.is_running:  # it ended the turn after all: keep it
+                await process.record_descendants_in_thread()
+                await process.end_tool_sessions()
+                runner.status = "idle"
+                return
+            bounds = runner.stop_bounds
+            short = dataclasses.replace(
+                bounds, close_stdin=0.0, sigint=min(bounds.sigint, 1.0), sigterm=min(bounds.sigterm, 1.0)
+            )
+            await process.stop(short)
+        finally:
+            self._late_turn_end = None
+            if runner.status == "stopping":
+                runner.status = "stopped"
+
+    def before_finish(self, turn: Turn, outcome: Outcome) -> None:
+        for request_id in list(self._pending_permissions):
+            self._close_permission(request_id, "withdrawn")
+
+    # -- stdout routing (called by the supervisor, synchronously, for each line) ------------------
+
+    def _handle_line(self, line: bytes) -> None:
+        self.runner.last_activity = time.monotonic()
+        assert self.wire is not None
+        for item in self.wire.decode_line(line):
+            if isinstance(item, AgentEvent) and not isinstance(item, PermissionRequest):
+                self._route_event(item)  # the usual case first
+            elif isinstance(item, ControlResponse):
+                future = self._pending_controls.pop(item.request_id, None)
+                if future is not None and not future.done():
+                    future.set_result(item)
+            elif isinstance(item, ControlCancel):
+                self._close_permission(item.request_id, "withdrawn")
+            elif isinstance(item, PermissionRequest):
+                self._open_permission(item)
+            elif isinstance(item, ControlRequest):
+                self._write_soon(
+                    self.wire.encode_error(item.request_id, f"Unsupported by elynav_nb: {item.subtype}")
+                )
+
+    def _route_event(self, event: AgentEvent) -> None:
+        turn = self.current_turn
+        if type(event) is TextDelta and turn is not None and turn.result is None:
+            if self.wire is not None:
+                self.wire.observe(event)
+            turn.push(event)  # the usual event, on the shortest path
+            return
+        if self.wire is not None:
+            self.wire.observe(event)
+        runner = self.runner
+        if isinstance(event, AgentStarted):
+            runner.last_started = event
+            if event.session_id:
+                runner.session_id = event.session_id
+        if turn is None or turn.done:
+            if isinstance(event, TurnEnded) and self._late_turn_end is not None:
+                self._late_turn_end.set()  # a CLI being stopped ended its cancelled turn after all
+            self.keep_stray(event)
+            return
+        turn.push(event)
+        if isinstance(event, TurnEnded):
+            self.total_cost_usd = event.total_cost_usd
+            outcome, error = self.outcome_of(turn, event)
+            self.finish_turn(turn, outcome, ended=event, error=error)
+
+    def _handle_oversized_line(self, size: int) -> None:
+        self._route_event(
+            AgentError(
+                f"a stdout line of more than {size} bytes exceeded the {self.runner.max_line_bytes}-byte cap and was skipped",
+                code="LINE_TOO_LONG",
+            )
+        )
+
+    def _handle_exit(self, returncode: int) -> None:
+        for future in self._pending_controls.values():
+            if not future.done():
+                future.set_exception(CliExited("the agent CLI exited", details={"exit_code": returncode}))
+        self._pending_controls.clear()
+        turn = self.current_turn
+        if turn is not None and not turn.done and turn.written:  # a turn not sent yet starts a new CLI itself
+            if not (turn.abort_outcome is not None and turn.aborting):  # else the abort sequence settles it
+                self.finish_turn(
+                    turn,
+                    "failed",
+                    error=f"the agent CLI exited with code {returncode} during the turn",
+                    error_code="CLI_EXITED",
+                )
+        if self.runner.status != "closed":
+            self.runner.status = "exited"
+
+    # -- permission prompts -------------------------------------------------------------------------
+
+    @property
+    def pending_permissions(self) -> list[PermissionRequest]:
+        return [entry[0] for entry in self._pending_permissions.values()]
+
+    def _open_permission(self, request: PermissionRequest) -> None:
+        assert self.loop is not None
+        runner = self.runner
+        attached = dataclasses.replace(request, responder=self._answer_permission)
+        timer = self.loop.call_later(runner.permission_timeout, self._expire_permission, request.request_id)
+        self._pending_permissions[request.request_id] = (attached, timer)
+        self._route_event(attached)
+        if runner.permission_handler is not None:
+            self.run_in_background(self._ask_permission_handler(attached))
+
+    async def _ask_permission_handler(self, request: PermissionRequest) -> None:
+        handler = self.runner.permission_handler
+        assert handler is not None
+        decision = handler(request)
+        if inspect.isawaitable(decision):
+            decision = await decision
+        if decision is True:
+            request.allow()
+        elif decision is False:
+            request.deny("Denied by the permission handler.")
+
+    def _answer_permission(
+        self, request: PermissionRequest, allowed: bool, message: str, updated_input: dict[str, Any] | None
+    ) -> None:
+        loop = self.loop
+        if loop is None:
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not loop:
+            loop.call_soon_threadsafe(self._answer_permission, request, allowed, message, updated_input)
+            return
+        if request.request_id not in self._pending_permissions or self.wire is None:
+            return  # already answered, withdrawn or expired
+        self._write_soon(self.wire.encode_permission_answer(request, allowed, message, updated_input))
+        self._close_permission(request.request_id, "allowed" if allowed else "denied")
+
+    def _expire_permission(self, request_id: str) -> None:
+        if request_id not in self._pending_permissions or self.wire is None:
+            return
+        request = self._pending_permissions[request_id][0]
+        message = f"No answer within {self.runner.permission_timeout:g} s: denied."
+        self._write_soon(self.wire.encode_permission_answer(request, False, message, None))
+        self._close_permission(request_id, "expired")
+
+    def _close_permission(self, request_id: str, decision: str) -> None:
+        entry = self._pending_permissions.pop(request_id, None)
+        if entry is None:
+            return
+        entry[1].cancel()
+        self._route_event(PermissionWithdrawn(request_id=request_id, decision=decision))
+
+    # -- settings of the conversation -------------------------------------------------------------
+
+    async def set_model(self, model: str | None) -> None:
+        if self.runner.capabilities.live_settings:
+            await self.runner.start()
+            assert self.wire is not None
+            await self.wire.set_model(self, model)
+        elif self.wire is not None:
+            await self.wire.set_model(self, model)
+        self.runner.model = model
+
+    async def set_permission_mode(self, mode: str) -> None:
+        runner = self.runner
+        if runner.capabilities.live_settings:
+            await runner.start()
+            assert self.wire is not None
+            await self.wire.set_permission_mode(self, mode)
+            runner.permission_mode = mode
+            return
+        if self.busy:
+            raise AgentBusy(f"change {runner.cli_name}'s permission mode between turns (a turn is running)")
+        runner.permission_mode = mode
+        if self.is_running:  # the process restarts on the same conversation before the next turn
+            await self.stop_process()
+
+    async def mcp_status(self) -> list[dict[str, Any]]:
+        await self.runner.start()
+        assert self.wire is not None
+        return await self.wire.mcp_status(self)
+
+
+async def _write_quietly(process: CliProcess, data: bytes) -> None:
+    try:
+        await process.write(data)
+    except CliExited:
+        pass

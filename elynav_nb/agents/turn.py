@@ -1,0 +1,239 @@
+"""``Turn``: one user message and everything the agent does until the end of its answer.
+
+Where it sits: made by ``AgentRunner.send``; its events come from the runner's driver
+(``persistent_driver.py`` or ``per_turn_driver.py``), its readers are the caller, the views and the
+office. A turn asks its runner for one thing only, through a public method: ``runner.abort_turn``
+(its ``runner`` attribute is there for readers, such as a view showing the session); the driver
+writes to the turn only through the methods of the "driver side" section below. Neither reads the
+other's private state.
+
+How data flows::
+
+    driver: turn.push(event) ... turn.finish(result)     (the driver's loop, one event at a time)
+    readers: async for event in turn -> every event, stored ones first; await turn -> TurnResult
+    turn.cancel() -> runner.abort_turn(turn, outcome, reason) (a task on the turn's loop, bounded)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import time
+from collections.abc import AsyncIterator, Generator
+from typing import TYPE_CHECKING, Any, Literal
+
+from elynav_nb._display import rich_bundle
+from elynav_nb.agents.events import AgentEvent, AgentStarted, TextDelta, ToolResult, ToolUse
+from elynav_nb.agents.results import Outcome, TurnResult, events_frame, main_text
+from elynav_nb.agents.transcript import TurnTranscript
+
+if TYPE_CHECKING:
+    import pandas
+
+    from elynav_nb.agents.runner import AgentRunner
+
+__all__ = ["Turn"]
+
+
+class Turn:
+    """One user message and everything the agent does until the end of its answer.
+
+    ``async for event in turn`` streams events (several readers may iterate; each gets the stored
+    events so far, then every delta as it arrives); ``await turn`` gives the ``TurnResult``;
+    ``turn.cancel()`` stops it within its bound (``await turn.cancel()`` waits for the result).
+    """
+
+    def __init__(
+        self,
+        runner: AgentRunner,
+        prompt: str,
+        *,
+        session_id: str = "",
+        keep_deltas: bool = False,
+        cost_baseline: float = 0.0,
+    ) -> None:
+        self.runner = runner
+        self.prompt = prompt
+        self._transcript = TurnTranscript(keep_deltas=keep_deltas)
+        self.result: TurnResult | None = None
+        self.session_id = session_id
+        self.started_at = time.monotonic()
+        self.cost_baseline = cost_baseline  # the conversation's total cost when the prompt went out
+        self._loop = asyncio.get_running_loop()
+        self._done: asyncio.Future[TurnResult] = self._loop.create_future()
+        self._changed = asyncio.Event()
+        self._written = False
+        self._abort_outcome: Outcome | None = None
+        self._abort_reason = ""
+        self._cancel_task: asyncio.Task[None] | None = None
+        self._open_tool_uses: set[str] = set()
+        self.task: asyncio.Task[None] | None = None
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        return self._done.done()
+
+    @property
+    def status(self) -> str:
+        if self.result is not None:
+            return self.result.outcome
+        if self._abort_outcome is not None:
+            return "cancelling"
+        return "running" if self._written else "starting"
+
+    @property
+    def events(self) -> list[AgentEvent]:
+        """The stored events so far (a new list): consecutive deltas coalesced unless ``keep_deltas``."""
+        return self._transcript.events()
+
+    @property
+    def text(self) -> str:
+        """The answer so far."""
+        return main_text(self.events)
+
+    def __aiter__(self) -> AsyncIterator[AgentEvent]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[AgentEvent]:
+        queue = self._transcript.open_reader()
+        try:
+            while True:
+                while queue:
+                    yield queue.popleft()
+                if self._done.done():
+                    return
+                self._changed.clear()
+                if queue or self._done.done():
+                    continue
+                await self._changed.wait()
+        finally:
+            self._transcript.close_reader(queue)
+
+    def __await__(self) -> Generator[Any, None, TurnResult]:
+        return self._wait_result().__await__()
+
+    async def _wait_result(self) -> TurnResult:
+        try:
+            return await asyncio.shield(self._done)
+        except asyncio.CancelledError:
+            # A kernel interrupt reaching a cell that awaits the turn becomes a bounded cancel,
+            # so the CLI (shielded in its own session) never runs on unnoticed.
+            if not self._done.done():
+                self.cancel()
+            raise
+
+    def cancel(
+        self, reason: str = "cancelled by the user", *, outcome: Literal["cancelled", "timeout"] = "cancelled"
+    ) -> asyncio.Future[TurnResult]:
+        """Stop the turn (interrupt, then bounded forced steps). Returns a future of the result.
+
+        ``reason`` becomes the result's ``error``; ``outcome="timeout"`` is for callers enforcing a
+        bound of their own (the office's ask timeout). Idempotent: the first call decides.
+        """
+        self.request_abort(outcome, reason)
+        return self._done
+
+    # -- driver side: what the runner's driver reads and writes -----------------------------------
+
+    @property
+    def written(self) -> bool:
+        """Whether the prompt reached the CLI."""
+        return self._written
+
+    def mark_written(self, cost_baseline: float) -> None:
+        """The prompt reached the CLI; ``cost_baseline`` is the conversation's total cost then."""
+        self._written = True
+        self.cost_baseline = cost_baseline
+
+    @property
+    def abort_outcome(self) -> Outcome | None:
+        """The outcome asked for by a cancel or a bound (None while nobody asked)."""
+        return self._abort_outcome
+
+    @property
+    def abort_reason(self) -> str:
+        return self._abort_reason
+
+    @property
+    def aborting(self) -> bool:
+        """Whether an abort sequence is under way (it settles the turn itself)."""
+        return self._cancel_task is not None
+
+    @property
+    def waiting_on_tools(self) -> bool:
+        """Whether a tool call of the turn has no result yet."""
+        return bool(self._open_tool_uses)
+
+    def request_abort(self, outcome: Outcome, reason: str) -> None:
+        """Start the runner's abort sequence once (from any thread); the first request decides."""
+        if self._done.done() or self._cancel_task is not None:
+            return
+        if not self._on_own_loop():
+            self._loop.call_soon_threadsafe(self.request_abort, outcome, reason)
+            return
+        self._abort_outcome = outcome
+        self._abort_reason = reason
+        self._cancel_task = self._loop.create_task(self._abort(outcome, reason))
+
+    async def _abort(self, outcome: Outcome, reason: str) -> None:
+        await self.runner.abort_turn(self, outcome, reason)
+
+    async def wait_settled(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the result; whether the turn is settled."""
+        if not self._done.done():
+            await asyncio.wait([self._done], timeout=max(0.0, timeout))
+        return self._done.done()
+
+    async def settled(self) -> TurnResult:
+        """The result, once the turn is settled (never cancels the turn)."""
+        return await asyncio.shield(self._done)
+
+    def _on_own_loop(self) -> bool:
+        try:
+            return asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            return False
+
+    def push(self, event: AgentEvent) -> None:
+        """Store ``event`` and wake the readers."""
+        self._transcript.append(event)
+        if type(event) is TextDelta:  # the usual event: nothing else to track
+            self._changed.set()
+            return
+        if isinstance(event, ToolUse):
+            self._open_tool_uses.add(event.id)
+        elif isinstance(event, ToolResult):
+            self._open_tool_uses.discard(event.tool_use_id)
+        elif isinstance(event, AgentStarted) and event.session_id:
+            self.session_id = event.session_id
+        self._changed.set()
+
+    def finish(self, result: TurnResult) -> None:
+        """Settle the turn with ``result`` (once)."""
+        if self._done.done():
+            return
+        self.result = result
+        self._done.set_result(result)
+        self._changed.set()
+
+    # -- display ------------------------------------------------------------------------------------
+
+    def to_frame(self) -> pandas.DataFrame:
+        """The events so far, one row each."""
+        return events_frame(self.events)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Turn {self.status} agent={self.runner.agent_name!r} events={len(self.events)} "
+            f"prompt={self.prompt[:40]!r}>"
+        )
+
+    def _repr_html_(self) -> str:
+        if self.result is not None:
+            return self.result._repr_html_()
+        return f"<div><b>{html.escape(self.status)}</b> · {len(self.events)} events<br>{html.escape(self.text)}</div>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return rich_bundle(self, include, exclude)
