@@ -1,0 +1,58 @@
+"""Hostile inputs to a runner: prompts that are not Unicode text, and who may list the CLI homes."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from elynav_nb.agents import AgentDefinition, AgentRunner
+from elynav_nb.agents.adapter_settings import adapter_settings
+from elynav_nb.agents.codex_adapter import CodexAdapter
+from elynav_nb.agents.gemini_adapter import GeminiAdapter
+from elynav_nb.agents.locate import CliCommand
+from elynav_nb.errors import InvalidInput
+
+pytestmark = pytest.mark.anyio
+
+DEFINITION = AgentDefinition(name="elynav-tester", description="A test agent.", prompt="You are the tester.")
+
+
+@pytest.mark.parametrize("prompt", ["a lone \ud800 surrogate", [{"type": "text", "text": "x\udfff"}]])
+async def test_a_prompt_with_a_lone_surrogate_is_refused_before_anything_is_sent(tmp_path, prompt):
+    runner = AgentRunner(DEFINITION, tmp_path, executable="standin")
+    with pytest.raises(InvalidInput) as raised:
+        runner.send(prompt)
+    assert raised.value.code == "INVALID_INPUT" and "nothing was sent" in str(raised.value)
+    assert runner.process is None and runner.status == "new" and runner.history == []
+    assert runner.current_turn is None  # the runner is free for the next, valid, prompt
+
+
+@pytest.mark.parametrize("adapter_class", [CodexAdapter, GeminiAdapter], ids=["codex", "gemini"])
+def test_cli_homes_are_private_from_the_root_down(tmp_path, monkeypatch, adapter_class):
+    root = tmp_path / "state" / "cli-homes"
+    monkeypatch.setenv("ELYNAV_CLI_HOMES", str(root))
+    root.mkdir(parents=True, mode=0o755)  # made earlier, wider: narrowed
+    cli = "codex" if adapter_class is CodexAdapter else "gemini"
+    runner = AgentRunner(
+        DEFINITION, tmp_path / "workspace", cli=cli, cli_mode="exec" if cli == "codex" else None
+    )
+    settings = adapter_settings(runner, DEFINITION)
+    adapter_class(settings).prepare(CliCommand(argv=(cli,), is_standin=False, name=cli), "0.0")
+    folders = [root, *(parent for parent in settings.home.parents if root in parent.parents), settings.home]
+    assert settings.home.is_dir() and len(folders) >= 3
+    for folder in folders:
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    config_files = [path for path in settings.home.rglob("*") if path.is_file() and not path.is_symlink()]
+    assert config_files and all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in config_files)
+
+
+def test_a_home_given_by_the_caller_is_private_too(tmp_path, monkeypatch):
+    monkeypatch.setenv("ELYNAV_CLI_HOMES", str(tmp_path / "elsewhere"))
+    home = tmp_path / "my-codex-home"
+    runner = AgentRunner(DEFINITION, tmp_path / "workspace", cli="codex", config_home=home)
+    CodexAdapter(adapter_settings(runner, DEFINITION)).prepare(
+        CliCommand(argv=("codex",), is_standin=False, name="codex"), "0.0"
+    )
+    assert stat.S_IMODE(Path(home).stat().st_mode) == 0o700
