@@ -15,6 +15,12 @@ errors are ``is_error`` results whose text is ``{"code", "message", ...}`` (``DO
 ``NOT_ALLOWED``, ``INSTANCE_MISMATCH``, ``INSTANCE_NOT_SET``, ``RATE_LIMITED``, ``INVALID_INPUT``,
 ... and ``INTERNAL_ERROR`` for anything unexpected), argument-schema failures included.
 
+Why this text differs from the other elynav servers: the CRM and templates servers write a typed
+error as ``CODE: message``; this one keeps the reference's JSON text on purpose, because agents and
+prompts written for lasuite-docs-mcp parse it. Its ``structured_content`` is the mapping all three
+share (``elynav_nb/_mcp_errors.py``: ``{code, message[, details]}``), so a program reads a typed
+error from any of them the same way (``server_common.error_result``).
+
 Credentials come from the environment (``DOCS_INSTANCE_URL``, ``DOCS_SESSION_ID``,
 ``DOCS_CSRF_TOKEN``, all optional) or from ``set_session_credentials``; either way they stay in
 this process's memory and never appear in a result, an error or a log line. ``DOCS_MCP_LOG_LEVEL``

@@ -5,9 +5,16 @@ Where it sits: under ``server.py`` and its tool modules (``server_content_tools`
 
 How data flows: a tool body returns a ``dict`` -> ``guarded`` makes it a ``CallToolResult`` (JSON
 text + ``structured_content``); an ``ElynavError`` raised on the way becomes ``is_error`` with the
-JSON ``{"code", "message", ...details}`` (``error_payload``; the reference's ``INSTANCE_NOT_SET`` is
-given its own code); anything else becomes ``INTERNAL_ERROR``, its stack and redacted text going to
-the server log only. ``document_summary`` is how a tree record (``tree.DocumentNode``) is shown to an agent.
+JSON ``{"code", "message", ...details}`` as its text (``error_payload``; the reference's
+``INSTANCE_NOT_SET`` is given its own code); anything else becomes ``INTERNAL_ERROR``, its stack and
+redacted text going to the server log only. ``document_summary`` is how a tree record
+(``tree.DocumentNode``) is shown to an agent.
+
+Errors and the other elynav servers: ``error_result`` uses the mapping they all share
+(``elynav_nb/_mcp_errors.py``), so ``structured_content`` is the same ``{code, message[, details]}``
+as the CRM's and the templates'. Only the text differs, on purpose: where they write
+``CODE: message``, this server keeps lasuite-docs-mcp's JSON object (``{"code", "message", ...}``,
+details flattened), because agents and prompts written for the reference parse that text.
 
 Annotations are the hints clients act on (Codex asks before destructive tools): ``READ_ONLY``,
 ``ADDITIVE`` (creates something new each call), ``OVERWRITE`` (replaces or removes what is there,
@@ -25,6 +32,7 @@ from typing import Any, Final
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from elynav_nb._mcp_errors import tool_error_payload, tool_error_result
 from elynav_nb.docs.tree import DocumentNode
 from elynav_nb.errors import ElynavError, InvalidInput, redact_secrets
 
@@ -79,8 +87,12 @@ def error_payload(error: ElynavError) -> dict[str, Any]:
 
 
 def error_result(payload: dict[str, Any]) -> CallToolResult:
+    """The ``is_error`` result for a reference payload: its JSON as the text (the reference's shape),
+    the shared ``{code, message[, details]}`` as ``structured_content`` (``_mcp_errors``)."""
     text = json.dumps(payload, ensure_ascii=False, default=str)
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    details = {key: value for key, value in payload.items() if key not in ("code", "message")}
+    shared = tool_error_payload(str(payload["code"]), str(payload["message"]), details)
+    return tool_error_result(shared, text=text)
 
 
 def ok_result(payload: dict[str, Any]) -> CallToolResult:

@@ -6,8 +6,9 @@ read-only / destructive annotations; ``tools/call`` runs ``dispatch`` in a worke
 store blocks on file locks) and turns the outcome into a ``CallToolResult``:
 
 * success: ``structured_content`` = the result object, plus the same JSON as one text block;
-* a typed error: ``is_error=True``, text ``"CODE: message"``, ``structured_content`` =
-  ``{code, message[, details]}`` (the same payload the OpenAI invoker returns);
+* a typed error: the mapping every elynav MCP server shares (``elynav_nb/_mcp_errors.py``):
+  ``is_error=True``, text ``"CODE: message"`` (then the details as JSON, if any),
+  ``structured_content`` = ``{code, message[, details]}`` (the same payload the OpenAI invoker returns);
 * anything else (a bug, a full disk): ``is_error=True`` with only ``Error executing tool <name>``;
   the traceback stays in the server log (the OpenAI invoker lets such exceptions propagate).
 
@@ -26,8 +27,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import UnexpectedToolError
 from mcp.types import CallToolResult, TextContent, Tool, ToolAnnotations
 
+from elynav_nb._mcp_errors import typed_error_result
 from elynav_nb.errors import ElynavError
-from elynav_nb.templates.catalogue import CATALOGUE, ToolSpec, dispatch, error_payload
+from elynav_nb.templates.catalogue import CATALOGUE, ToolSpec, dispatch
 from elynav_nb.templates.policy import AgentPolicy
 from elynav_nb.templates.service import TemplateService
 
@@ -87,11 +89,7 @@ class TemplatesMCPServer(MCPServer):
         try:
             result = await anyio.to_thread.run_sync(dispatch, self.service, self.policy, name, arguments)
         except ElynavError as error:
-            return CallToolResult(
-                content=[TextContent(type="text", text=f"{error.code}: {error.message}")],
-                structured_content=error_payload(error),
-                is_error=True,
-            )
+            return typed_error_result(error)
         except Exception as error:  # a bug or an OS failure: logged by the SDK, not shown to the model
             raise UnexpectedToolError(f"Error executing tool {name}") from error
         return CallToolResult(

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from elynav_nb._mcp_errors import tool_error_text
 from elynav_nb.templates.openai_tools import OpenAIToolInvoker, invoke, openai_tools
 from elynav_nb.templates.policy import PolicyBook
 from elynav_nb.templates.server import TemplatesMCPServer
@@ -81,7 +82,7 @@ async def _run_through_mcp(home: Path) -> list[tuple[str, Any]]:
             payload = result.structured_content
             if result.is_error:
                 assert payload is not None
-                assert text == f"{payload['code']}: {payload['message']}"
+                assert text == tool_error_text(payload)  # CODE: message, then the details as JSON
                 outcomes.append(("error", payload))
             else:
                 assert json.loads(text) == payload
