@@ -1,12 +1,24 @@
 """The CRM MCP server: eleven tools over ``CrmStore``, served over stdio.
 
 Where it sits: the thin edge between an MCP client (the ``claude`` CLI of an Elynav agent, the
-notebook's ``Crm.call``, tests) and ``store.py``. Each tool takes JSON arguments (its input
-schema comes from the annotated signature), calls one store method, and returns a ``domain``
-record as structured output. An ``ElynavError`` becomes ``ToolError("CODE: message {details}")``, so the
-agent reads a stable code (``INVALID_INPUT``, ``NOT_FOUND``, ``DUPLICATE``, ``DATABASE_BUSY``) and
-what to fix. Tools are plain functions: the SDK runs them in worker threads; the store's lock
-serialises them on one SQLite connection.
+notebook's ``Crm.call``, tests) and ``store.py``. Each tool is a plain function whose annotated
+signature gives its input schema; it calls one store method and returns a ``domain`` record as
+structured output.
+
+How one call flows (``CrmMCPServer.call_tool``, the same for every tool):
+
+    arguments -> tool_arguments.ToolArguments.check (strict JSON types, no unknown argument, integers
+      in SQLite's 64-bit range and the declared bounds, no NUL) -> the function, in a worker thread
+      -> its record as structured output (the SDK's conversion)
+    an ElynavError on the way -> _mcp_errors.typed_error_result: ``is_error``, text
+      ``CODE: message {details}``, structured ``{code, message[, details]}``
+    anything else (a bug) -> ``Error executing tool <name>``, the traceback in the server log only
+
+So the agent reads a stable code (``INVALID_INPUT``, ``NOT_FOUND``, ``DUPLICATE``, ``DATABASE_BUSY``)
+and what to fix. The SDK's own argument coercion (pydantic in lax mode, which takes ``"5"`` or
+``true`` for an integer and parses a string that looks like JSON) is never used: the checked
+arguments go straight to the function. The store's lock serialises the worker threads on one
+SQLite connection.
 
 Run it: ``elynav mcp crm --db PATH`` or ``python -m elynav_nb.crm.server --db PATH``.
 """
@@ -14,17 +26,20 @@ Run it: ``elynav mcp crm --db PATH`` or ``python -m elynav_nb.crm.server --db PA
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
-import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import Field
 
+from elynav_nb._mcp_errors import typed_error_result
 from elynav_nb.crm import domain
 from elynav_nb.crm.command import configure
 from elynav_nb.crm.domain import (
@@ -39,9 +54,10 @@ from elynav_nb.crm.domain import (
     PipelineSummary,
 )
 from elynav_nb.crm.store import DEFAULT_BUSY_TIMEOUT_SECONDS, CrmStore
-from elynav_nb.errors import ElynavError
+from elynav_nb.crm.tool_arguments import ToolArguments
+from elynav_nb.errors import ElynavError, InvalidInput
 
-__all__ = ["SERVER_NAME", "TOOL_NAMES", "build_crm_server", "main", "serve_stdio"]
+__all__ = ["SERVER_NAME", "TOOL_NAMES", "CrmMCPServer", "build_crm_server", "main", "serve_stdio"]
 
 SERVER_NAME = "elynav-crm"
 TOOL_NAMES: tuple[str, ...] = (
@@ -66,7 +82,7 @@ _INSTRUCTIONS = (
     "argument), NOT_FOUND (search for the right id), DUPLICATE (use the existing id), DATABASE_BUSY (retry)."
 )
 
-ResultType = TypeVar("ResultType")
+ToolFunction = TypeVar("ToolFunction", bound=Callable[..., Any])
 
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _ADD = ToolAnnotations(
@@ -76,10 +92,14 @@ _CHANGE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
 
-# Argument types: descriptions and allowed values land in each tool's JSON schema. Allowed values
-# are declared (enum, minimum, maximum) but checked by ``domain``, so a wrong value gets a coded
-# INVALID_INPUT message rather than a pydantic dump.
-AccountId = Annotated[int, Field(description="Account id (from search_accounts).")]
+# Argument types: descriptions and allowed values land in each tool's JSON schema. ``tool_arguments``
+# enforces the JSON types and the integer bounds declared here (minimum, maximum) for every tool;
+# ``domain`` checks what the values mean (enum, lengths, formats). Either way a wrong value gets a
+# coded INVALID_INPUT message, never a pydantic dump.
+_POSITIVE = {"minimum": 1}
+AccountId = Annotated[
+    int, Field(description="Account id (from search_accounts).", json_schema_extra=_POSITIVE)
+]
 OptionalText = Annotated[str | None, Field(description="Optional text.")]
 Limit = Annotated[
     int,
@@ -117,36 +137,61 @@ Country = Annotated[str | None, Field(description="Two-letter ISO 3166 code, e.g
 DomainName = Annotated[str | None, Field(description="Web domain without scheme, e.g. exemple.fr.")]
 
 
-def _run_tool(action: Callable[[], ResultType]) -> ResultType:
-    """Run one store call; a typed error becomes a ``ToolError`` the model reads as ``CODE: message``."""
-    try:
-        return action()
-    except ElynavError as error:
-        text = f"{error.code}: {error.message}"
-        if error.details:  # secret-free by contract (errors.py); e.g. the existing id of a DUPLICATE
-            text += " " + json.dumps(error.details, sort_keys=True)
-        raise ToolError(text) from None
+class CrmMCPServer(MCPServer):
+    """An ``MCPServer`` whose every tool call goes through one gate (flow in the module docstring)."""
+
+    def __init__(self, tools: Sequence[Tool]) -> None:
+        super().__init__(
+            SERVER_NAME, version="0.1.0", instructions=_INSTRUCTIONS, log_level="WARNING", tools=list(tools)
+        )
+        self._tools = {tool.name: tool for tool in tools}
+        self._arguments = {
+            tool.name: ToolArguments.from_input_schema(tool.name, tool.parameters) for tool in tools
+        }
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        """Check the arguments strictly, run the tool in a worker thread, map a typed error."""
+        tool = self._tools.get(name)
+        try:
+            if tool is None:
+                raise InvalidInput(
+                    f"unknown tool {name!r}; the CRM has: {', '.join(TOOL_NAMES)}", details={"tool": name}
+                )
+            checked = self._arguments[name].check(arguments)
+            record = await anyio.to_thread.run_sync(functools.partial(tool.fn, **checked))
+            return tool.fn_metadata.convert_result(record)
+        except ElynavError as error:
+            return typed_error_result(error)
+        except Exception as error:  # a bug or an OS failure: the SDK logs it, the model sees only the name
+            raise UnexpectedToolError(f"Error executing tool {name}") from error
 
 
-def build_crm_server(store: CrmStore) -> MCPServer:
-    """An ``MCPServer`` whose eleven tools read and write ``store``."""
-    server: MCPServer = MCPServer(
-        SERVER_NAME, version="0.1.0", instructions=_INSTRUCTIONS, log_level="WARNING"
-    )
+def build_crm_server(store: CrmStore) -> CrmMCPServer:
+    """A ``CrmMCPServer`` whose eleven tools read and write ``store``."""
+    tools: list[Tool] = []
 
-    @server.tool(title="Search accounts", annotations=_READ)
+    def tool(title: str, annotations: ToolAnnotations) -> Callable[[ToolFunction], ToolFunction]:
+        def register(function: ToolFunction) -> ToolFunction:
+            tools.append(Tool.from_function(function, title=title, annotations=annotations))
+            return function
+
+        return register
+
+    @tool("Search accounts", _READ)
     def search_accounts(
         query: Query = "", limit: Limit = domain.DEFAULT_PAGE_SIZE, cursor: Cursor = None
     ) -> AccountPage:
         """Find accounts whose name, domain or industry contain every word of `query`; best matches first."""
-        return _run_tool(lambda: store.search_accounts(query, limit=limit, cursor=cursor))
+        return store.search_accounts(query, limit=limit, cursor=cursor)
 
-    @server.tool(title="Get account", annotations=_READ)
+    @tool("Get account", _READ)
     def get_account(account_id: AccountId) -> AccountDetail:
         """One account with its contacts, opportunities and 10 latest activities."""
-        return _run_tool(lambda: store.get_account(account_id))
+        return store.get_account(account_id)
 
-    @server.tool(title="Create account", annotations=_ADD)
+    @tool("Create account", _ADD)
     def create_account(
         name: Annotated[str, Field(description="Company name.")],
         domain: DomainName = None,
@@ -157,19 +202,17 @@ def build_crm_server(store: CrmStore) -> MCPServer:
         owner: Annotated[str | None, Field(description="Agent or person who owns the account.")] = None,
     ) -> Account:
         """Create an account. A domain already used by another account gives DUPLICATE with its id."""
-        return _run_tool(
-            lambda: store.create_account(
-                name,
-                domain_name=domain,
-                industry=industry,
-                size=size,
-                country=country,
-                status=status or "prospect",
-                owner=owner,
-            )
+        return store.create_account(
+            name,
+            domain_name=domain,
+            industry=industry,
+            size=size,
+            country=country,
+            status=status or "prospect",
+            owner=owner,
         )
 
-    @server.tool(title="Update account", annotations=_CHANGE)
+    @tool("Update account", _CHANGE)
     def update_account(
         account_id: AccountId,
         name: OptionalText = None,
@@ -194,21 +237,21 @@ def build_crm_server(store: CrmStore) -> MCPServer:
         for field_name, value in given.items():
             if value is not None:
                 changes[field_name] = value
-        return _run_tool(lambda: store.update_account(account_id, changes))
+        return store.update_account(account_id, changes)
 
-    @server.tool(title="Search contacts", annotations=_READ)
+    @tool("Search contacts", _READ)
     def search_contacts(
         query: Query = "",
-        account_id: Annotated[int | None, Field(description="Only contacts of this account.")] = None,
+        account_id: Annotated[
+            int | None, Field(description="Only contacts of this account.", json_schema_extra=_POSITIVE)
+        ] = None,
         limit: Limit = domain.DEFAULT_PAGE_SIZE,
         cursor: Cursor = None,
     ) -> ContactPage:
         """Find contacts by name, e-mail or job title, optionally within one account."""
-        return _run_tool(
-            lambda: store.search_contacts(query, account_id=account_id, limit=limit, cursor=cursor)
-        )
+        return store.search_contacts(query, account_id=account_id, limit=limit, cursor=cursor)
 
-    @server.tool(title="Create contact", annotations=_ADD)
+    @tool("Create contact", _ADD)
     def create_contact(
         account_id: AccountId,
         first_name: Annotated[str, Field(description="First name.")],
@@ -218,11 +261,9 @@ def build_crm_server(store: CrmStore) -> MCPServer:
         phone: Annotated[str | None, Field(description="Phone number.")] = None,
     ) -> Contact:
         """Create a contact on an account. An e-mail already in the CRM gives DUPLICATE with the existing id."""
-        return _run_tool(
-            lambda: store.create_contact(account_id, first_name, last_name, email, title=title, phone=phone)
-        )
+        return store.create_contact(account_id, first_name, last_name, email, title=title, phone=phone)
 
-    @server.tool(title="Log activity", annotations=_ADD)
+    @tool("Log activity", _ADD)
     def log_activity(
         account_id: AccountId,
         kind: Kind,
@@ -235,28 +276,32 @@ def build_crm_server(store: CrmStore) -> MCPServer:
                 json_schema_extra={"maxLength": domain.MAX_BODY_BYTES},
             ),
         ] = "",
-        contact_id: Annotated[int | None, Field(description="Contact of this account, if any.")] = None,
+        contact_id: Annotated[
+            int | None, Field(description="Contact of this account, if any.", json_schema_extra=_POSITIVE)
+        ] = None,
         occurred_at: Annotated[
             str | None, Field(description="ISO 8601 date-time (UTC if no offset); default: now.")
         ] = None,
     ) -> Activity:
         """Record a touch (email, call, meeting, note, linkedin) on an account."""
-        return _run_tool(
-            lambda: store.log_activity(
-                account_id,
-                kind,
-                subject,
-                logged_by,
-                body=body,
-                contact_id=contact_id,
-                occurred_at=occurred_at,
-            )
+        return store.log_activity(
+            account_id,
+            kind,
+            subject,
+            logged_by,
+            body=body,
+            contact_id=contact_id,
+            occurred_at=occurred_at,
         )
 
-    @server.tool(title="List activities", annotations=_READ)
+    @tool("List activities", _READ)
     def list_activities(
-        account_id: Annotated[int | None, Field(description="Only this account.")] = None,
-        contact_id: Annotated[int | None, Field(description="Only this contact.")] = None,
+        account_id: Annotated[
+            int | None, Field(description="Only this account.", json_schema_extra=_POSITIVE)
+        ] = None,
+        contact_id: Annotated[
+            int | None, Field(description="Only this contact.", json_schema_extra=_POSITIVE)
+        ] = None,
         kind: Annotated[
             str | None,
             Field(description="Only this kind.", json_schema_extra={"enum": [*domain.ACTIVITY_KINDS, None]}),
@@ -271,19 +316,17 @@ def build_crm_server(store: CrmStore) -> MCPServer:
         cursor: Cursor = None,
     ) -> ActivityPage:
         """Activities, newest first, with optional filters."""
-        return _run_tool(
-            lambda: store.list_activities(
-                account_id=account_id,
-                contact_id=contact_id,
-                kind=kind,
-                logged_by=logged_by,
-                since=since,
-                limit=limit,
-                cursor=cursor,
-            )
+        return store.list_activities(
+            account_id=account_id,
+            contact_id=contact_id,
+            kind=kind,
+            logged_by=logged_by,
+            since=since,
+            limit=limit,
+            cursor=cursor,
         )
 
-    @server.tool(title="Create opportunity", annotations=_ADD)
+    @tool("Create opportunity", _ADD)
     def create_opportunity(
         account_id: AccountId,
         name: Annotated[str, Field(description="Deal name.")],
@@ -294,24 +337,24 @@ def build_crm_server(store: CrmStore) -> MCPServer:
         close_date: Annotated[str | None, Field(description="Expected close date, YYYY-MM-DD.")] = None,
     ) -> Opportunity:
         """Create an opportunity (a deal) on an account."""
-        return _run_tool(
-            lambda: store.create_opportunity(account_id, name, amount, stage=stage, close_date=close_date)
-        )
+        return store.create_opportunity(account_id, name, amount, stage=stage, close_date=close_date)
 
-    @server.tool(title="Update opportunity stage", annotations=_CHANGE)
+    @tool("Update opportunity stage", _CHANGE)
     def update_opportunity_stage(
-        opportunity_id: Annotated[int, Field(description="Opportunity id (see get_account).")],
+        opportunity_id: Annotated[
+            int, Field(description="Opportunity id (see get_account).", json_schema_extra=_POSITIVE)
+        ],
         stage: Stage,
     ) -> Opportunity:
         """Move an opportunity to another pipeline stage."""
-        return _run_tool(lambda: store.update_opportunity_stage(opportunity_id, stage))
+        return store.update_opportunity_stage(opportunity_id, stage)
 
-    @server.tool(title="Pipeline summary", annotations=_READ)
+    @tool("Pipeline summary", _READ)
     def pipeline_summary() -> PipelineSummary:
         """Number and total amount of opportunities per stage, plus open and won totals."""
-        return _run_tool(store.pipeline_summary)
+        return store.pipeline_summary()
 
-    return server
+    return CrmMCPServer(tools)
 
 
 def _freeze_startup_objects() -> None:

@@ -168,6 +168,8 @@ async def test_locked_database_through_mcp_gives_database_busy(tmp_path: Path) -
                 blocker.execute("ROLLBACK")
                 blocker.close()
             assert result.is_error
-            assert _text(result).startswith("Error executing tool create_account: DATABASE_BUSY:")
+            assert _text(result).startswith("DATABASE_BUSY:")
+            assert result.structured_content is not None
+            assert result.structured_content["code"] == "DATABASE_BUSY"
             retried = await client.call_tool("create_account", {"name": "Acme"})
             assert not retried.is_error
