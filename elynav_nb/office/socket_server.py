@@ -13,8 +13,11 @@ How data flows, one request per connection::
       -> cancel: office.cancel(ask_id, by=caller) -> "cancelled"
       -> anything refused -> {"type": "error", "code", "message"} and the connection closes
 
-A bad request (garbage, too long, a hang-up mid-line) costs its own connection only; the office
-keeps serving. No parsing here: ``office/wire.py`` encodes and decodes.
+A bad request costs its own connection only; the office keeps serving. A line that cannot be
+decoded into a request (too long, too slow, not UTF-8, not JSON, nested too deeply, not an object,
+a field of the wrong type) is answered ``PROTOCOL_ERROR`` and logged as one WARNING line naming the
+caller and the reason, without a traceback; a hang-up mid-line is neither answered nor logged.
+No parsing here: ``office/wire.py`` encodes and decodes.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from elynav_nb.office.peers import Caller, peer_credentials
 from elynav_nb.office.wire import (
     MAX_REQUEST_BYTES,
     AskRequest,
+    CancelRequest,
     decode_request,
     encode_accepted,
     encode_cancelled,
@@ -117,12 +121,10 @@ class OfficeSocketServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         caller = self._identify(writer)
         try:
-            line = await asyncio.wait_for(reader.readuntil(b"\n"), timeout=REQUEST_TIMEOUT)
-        except asyncio.LimitOverrunError:
-            raise ProtocolError(f"a request line is limited to {MAX_REQUEST_BYTES} bytes") from None
-        except TimeoutError:
-            raise ProtocolError(f"no complete request line within {REQUEST_TIMEOUT:g} s") from None
-        request = decode_request(line)
+            request = _decode(await _read_request_line(reader))
+        except ProtocolError as error:
+            logger.warning("office socket: refused a request from %s: %s", caller.name, error.message)
+            raise
         if isinstance(request, AskRequest):
             ask = self.office.submit_for(caller, request.agent, request.text, timeout=request.timeout)
             await _send(writer, encode_accepted(ask.id, ask.agent, self.office.queue_position(ask)))
@@ -166,6 +168,26 @@ class OfficeSocketServer:
                 cancelled_by=reply.cancelled_by,
             ),
         )
+
+
+async def _read_request_line(reader: asyncio.StreamReader) -> bytes:
+    """The request line, bounded in size and time (``PROTOCOL_ERROR`` past either bound)."""
+    try:
+        return await asyncio.wait_for(reader.readuntil(b"\n"), timeout=REQUEST_TIMEOUT)
+    except asyncio.LimitOverrunError:
+        raise ProtocolError(f"a request line is limited to {MAX_REQUEST_BYTES} bytes") from None
+    except TimeoutError:
+        raise ProtocolError(f"no complete request line within {REQUEST_TIMEOUT:g} s") from None
+
+
+def _decode(line: bytes) -> AskRequest | CancelRequest:
+    """``wire.decode_request``, with anything it did not foresee answered as ``PROTOCOL_ERROR`` too."""
+    try:
+        return decode_request(line)
+    except ElynavError:
+        raise
+    except Exception as error:  # noqa: BLE001 - an undecodable line is the caller's fault, never a crash
+        raise ProtocolError(f"the request could not be decoded ({type(error).__name__})") from None
 
 
 async def _wait_for_eof(reader: asyncio.StreamReader) -> None:

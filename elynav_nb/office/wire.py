@@ -16,8 +16,11 @@ Answers (office -> caller)::
     {"type": "error", "code", "message"}                    anything refused; the connection then closes
 
 The caller's identity is never part of a request: the office takes it from the socket itself.
-A request line longer than ``MAX_REQUEST_BYTES`` or that is not such an object is a
-``PROTOCOL_ERROR``; wrong field types are ``INVALID_INPUT``.
+``decode_request`` raises ``PROTOCOL_ERROR`` and nothing else for any line it cannot decode into a
+request: longer than ``MAX_REQUEST_BYTES``, not UTF-8, not JSON (nested too deeply for the parser
+included), not an object, an unknown ``op``, a missing field or one of the wrong type, text that is
+not valid Unicode (a lone surrogate). A well-formed request the office then refuses gets that
+refusal's own code (``INVALID_INPUT`` for an empty text, ``AGENT_NOT_FOUND``, ...).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from elynav_nb.errors import ElynavError, InvalidInput, ProtocolError, error_for_code
+from elynav_nb.errors import ElynavError, ProtocolError, error_for_code
 
 __all__ = [
     "MAX_REQUEST_BYTES",
@@ -77,32 +80,64 @@ def encode_cancel_request(ask_id: str) -> bytes:
     return _encode({"op": "cancel", "ask_id": ask_id})
 
 
-def decode_request(line: bytes) -> AskRequest | CancelRequest:
-    """One request line -> a request value, or ``PROTOCOL_ERROR`` / ``INVALID_INPUT``."""
+def _request_object(line: bytes) -> dict[str, Any]:
+    """The JSON object of one request line, or ``PROTOCOL_ERROR`` saying why it is not one."""
     if len(line) > MAX_REQUEST_BYTES:
         raise ProtocolError(f"a request line is limited to {MAX_REQUEST_BYTES} bytes, got {len(line)}")
     try:
-        message = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProtocolError("the request is not UTF-8 text") from None
+    try:
+        message = json.loads(text)
+    except ValueError:
         raise ProtocolError("the request is not a JSON line") from None
+    except RecursionError:  # deeper than the parser goes (thousands of levels; 4 MB holds millions)
+        raise ProtocolError("the request is nested too deeply to decode") from None
     if not isinstance(message, dict):
         raise ProtocolError("the request must be a JSON object")
+    return message
+
+
+def _text_field(message: dict[str, Any], name: str, *, empty_allowed: bool = True) -> str:
+    value = message.get(name)
+    if not isinstance(value, str) or (not value and not empty_allowed):
+        raise ProtocolError(f"{message.get('op')} needs a string {name!r}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ProtocolError(f"{name!r} is not valid Unicode text (it holds a lone surrogate)") from None
+    return value
+
+
+def _timeout_field(message: dict[str, Any]) -> float | None:
+    timeout = message.get("timeout")
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        raise ProtocolError("'timeout' must be a number of seconds")
+    try:
+        seconds = float(timeout)
+    except OverflowError:  # an integer beyond any float
+        seconds = math.inf
+    if not math.isfinite(seconds):
+        raise ProtocolError("'timeout' must be a finite number of seconds")
+    return seconds
+
+
+def decode_request(line: bytes) -> AskRequest | CancelRequest:
+    """One request line -> a request value; ``PROTOCOL_ERROR`` for any line that is not one."""
+    message = _request_object(line)
     operation = message.get("op")
     if operation == "ask":
-        agent, text, timeout = message.get("agent"), message.get("text"), message.get("timeout")
-        if not isinstance(agent, str) or not isinstance(text, str):
-            raise InvalidInput("an ask needs a string 'agent' and a string 'text'")
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not math.isfinite(timeout)
-        ):
-            raise InvalidInput("'timeout' must be a number of seconds")
-        return AskRequest(agent, text, float(timeout) if timeout is not None else None)
+        return AskRequest(
+            _text_field(message, "agent"), _text_field(message, "text"), _timeout_field(message)
+        )
     if operation == "cancel":
-        ask_id = message.get("ask_id")
-        if not isinstance(ask_id, str) or not ask_id:
-            raise InvalidInput("a cancel needs a string 'ask_id'")
-        return CancelRequest(ask_id)
-    raise ProtocolError(f"unknown op {operation!r} (expected 'ask' or 'cancel')")
+        return CancelRequest(_text_field(message, "ask_id", empty_allowed=False))
+    if isinstance(operation, str) and len(operation) <= 40:
+        raise ProtocolError(f"unknown op {operation!r} (expected 'ask' or 'cancel')")
+    raise ProtocolError("the request needs an 'op' of 'ask' or 'cancel'")  # whatever it holds, not echoed
 
 
 def encode_accepted(ask_id: str, agent: str, position: int) -> bytes:
@@ -137,7 +172,7 @@ def decode_answer(line: bytes) -> dict[str, Any]:
     """One answer line (caller side) -> its object, or ``PROTOCOL_ERROR``."""
     try:
         message = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         raise ProtocolError("the office sent a line that is not JSON") from None
     if not isinstance(message, dict) or not isinstance(message.get("type"), str):
         raise ProtocolError("the office sent an answer without a type")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import signal
@@ -119,7 +120,7 @@ async def test_bad_bytes_on_the_socket_get_typed_errors_and_the_office_keeps_ser
     path = office.socket_path
     cases = [
         (b"garbage\n", "PROTOCOL_ERROR"),
-        (b'{"op": "ask", "agent": "w-a"}\n', "INVALID_INPUT"),
+        (b'{"op": "ask", "agent": "w-a"}\n', "PROTOCOL_ERROR"),  # no text: not a request
         (b'{"op": "ask", "agent": "w-a", "text": ""}\n', "INVALID_INPUT"),
         (b'{"op": "ask", "agent": "w-a", "text": "' + b"x" * 1001 + b'"}\n', "INVALID_INPUT"),
         (b'{"op": "ask", "agent": "nobody", "text": "hi"}\n', "AGENT_NOT_FOUND"),
@@ -134,6 +135,38 @@ async def test_bad_bytes_on_the_socket_get_typed_errors_and_the_office_keeps_ser
     assert office.socket_server.connections_served == len(cases) + 1
     code, stdout, _ = await run_elynav("ask", "w-a", "after all that", socket_path=path)
     assert code == 0 and "You said: after all that" in stdout
+
+
+async def test_any_undecodable_request_is_answered_protocol_error_and_logged_in_one_line(make_office, caplog):
+    office = await make_office([worker("w-a")])
+    path = office.socket_path
+    undecodable = [
+        b"[" * 100_000 + b"]" * 100_000 + b"\n",  # was: no answer, a RecursionError traceback at ERROR
+        b'{"op": "ask", "agent": "w-a", "text": ' + b'{"a":' * 50_000 + b"1" + b"}" * 50_000 + b"}\n",
+        b'{"op": "ask", "agent": "w-a", "text": "hi", "timeout": 1' + b"0" * 400 + b"}\n",  # beyond a float
+        b'{"op": "ask", "agent": "w-a", "text": "caf\xe9"}\n',  # Latin-1, not UTF-8
+        b'{"op": "ask", "agent": "w-a", "text": "\\ud800"}\n',  # a lone surrogate
+        b'"ask w-a hi"\n',
+        b'{"op": "ask", "agent": ["w-a"], "text": "hi"}\n',
+        b'{"op": "ask", "agent": "w-a", "text": "hi", "timeout": "soon"}\n',
+        b'{"op": "cancel", "ask_id": 5}\n',
+    ]
+    with caplog.at_level(logging.DEBUG):
+        for payload in undecodable:
+            answers = await asyncio.to_thread(raw_request, path, payload)
+            assert [(answer["type"], answer["code"]) for answer in answers] == [
+                ("error", "PROTOCOL_ERROR")
+            ], payload[:60]
+    socket_records = [record for record in caplog.records if record.name == "elynav_nb.office.socket_server"]
+    assert len(socket_records) == len(undecodable)  # one line per refused request
+    for record in socket_records:
+        assert record.levelno == logging.WARNING and record.exc_info is None
+        assert record.getMessage().startswith("office socket: refused a request from ")
+        assert "\n" not in record.getMessage()
+    assert [record for record in caplog.records if record.levelno >= logging.ERROR] == []
+    assert office.asks == [] and office.socket_server.connections_served == len(undecodable)
+    code, stdout, _ = await run_elynav("ask", "w-a", "still serving", socket_path=path)
+    assert code == 0 and "You said: still serving" in stdout
 
 
 async def test_the_socket_lives_in_a_private_directory(make_office):
