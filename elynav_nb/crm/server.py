@@ -30,13 +30,13 @@ import functools
 import gc
 import sys
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp.types import CallToolResult, Icon, InputRequiredResult, ToolAnnotations
 from pydantic import Field
 
 from elynav_nb._mcp_errors import typed_error_result
@@ -81,8 +81,6 @@ _INSTRUCTIONS = (
     "paged: pass next_cursor back as cursor. Errors start with a code: INVALID_INPUT (fix the "
     "argument), NOT_FOUND (search for the right id), DUPLICATE (use the existing id), DATABASE_BUSY (retry)."
 )
-
-ToolFunction = TypeVar("ToolFunction", bound=Callable[..., Any])
 
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _ADD = ToolAnnotations(
@@ -140,14 +138,45 @@ DomainName = Annotated[str | None, Field(description="Web domain without scheme,
 class CrmMCPServer(MCPServer):
     """An ``MCPServer`` whose every tool call goes through one gate (flow in the module docstring)."""
 
-    def __init__(self, tools: Sequence[Tool]) -> None:
-        super().__init__(
-            SERVER_NAME, version="0.1.0", instructions=_INSTRUCTIONS, log_level="WARNING", tools=list(tools)
-        )
-        self._tools = {tool.name: tool for tool in tools}
-        self._arguments = {
-            tool.name: ToolArguments.from_input_schema(tool.name, tool.parameters) for tool in tools
+    def __init__(self) -> None:
+        super().__init__(SERVER_NAME, version="0.1.0", instructions=_INSTRUCTIONS, log_level="WARNING")
+        self._tools: dict[str, Tool] = {}
+        self._arguments: dict[str, ToolArguments] = {}
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> None:
+        """Register ``fn`` with the SDK (for ``tools/list``) and with the gate (for ``tools/call``).
+
+        ``@server.tool(...)`` comes here too, so a tool added after the build is checked the same way.
+        """
+        options: dict[str, Any] = {
+            "name": name,
+            "title": title,
+            "description": description,
+            "annotations": annotations,
+            "icons": icons,
+            "meta": meta,
+            "structured_output": structured_output,
         }
+        tool = Tool.from_function(fn, **options)
+        # A schema the gate cannot check fails here, when the server is built, not at the first call.
+        arguments = ToolArguments.from_input_schema(tool.name, tool.parameters)
+        super().add_tool(fn, **options)
+        self._tools[tool.name] = tool
+        self._arguments[tool.name] = arguments
+
+    def remove_tool(self, name: str) -> None:
+        super().remove_tool(name)
+        del self._tools[name], self._arguments[name]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -157,7 +186,7 @@ class CrmMCPServer(MCPServer):
         try:
             if tool is None:
                 raise InvalidInput(
-                    f"unknown tool {name!r}; the CRM has: {', '.join(TOOL_NAMES)}", details={"tool": name}
+                    f"unknown tool {name!r}; the CRM has: {', '.join(self._tools)}", details={"tool": name}
                 )
             checked = self._arguments[name].check(arguments)
             record = await anyio.to_thread.run_sync(functools.partial(tool.fn, **checked))
@@ -170,28 +199,21 @@ class CrmMCPServer(MCPServer):
 
 def build_crm_server(store: CrmStore) -> CrmMCPServer:
     """A ``CrmMCPServer`` whose eleven tools read and write ``store``."""
-    tools: list[Tool] = []
+    server = CrmMCPServer()
 
-    def tool(title: str, annotations: ToolAnnotations) -> Callable[[ToolFunction], ToolFunction]:
-        def register(function: ToolFunction) -> ToolFunction:
-            tools.append(Tool.from_function(function, title=title, annotations=annotations))
-            return function
-
-        return register
-
-    @tool("Search accounts", _READ)
+    @server.tool(title="Search accounts", annotations=_READ)
     def search_accounts(
         query: Query = "", limit: Limit = domain.DEFAULT_PAGE_SIZE, cursor: Cursor = None
     ) -> AccountPage:
         """Find accounts whose name, domain or industry contain every word of `query`; best matches first."""
         return store.search_accounts(query, limit=limit, cursor=cursor)
 
-    @tool("Get account", _READ)
+    @server.tool(title="Get account", annotations=_READ)
     def get_account(account_id: AccountId) -> AccountDetail:
         """One account with its contacts, opportunities and 10 latest activities."""
         return store.get_account(account_id)
 
-    @tool("Create account", _ADD)
+    @server.tool(title="Create account", annotations=_ADD)
     def create_account(
         name: Annotated[str, Field(description="Company name.")],
         domain: DomainName = None,
@@ -212,7 +234,7 @@ def build_crm_server(store: CrmStore) -> CrmMCPServer:
             owner=owner,
         )
 
-    @tool("Update account", _CHANGE)
+    @server.tool(title="Update account", annotations=_CHANGE)
     def update_account(
         account_id: AccountId,
         name: OptionalText = None,
@@ -239,7 +261,7 @@ def build_crm_server(store: CrmStore) -> CrmMCPServer:
                 changes[field_name] = value
         return store.update_account(account_id, changes)
 
-    @tool("Search contacts", _READ)
+    @server.tool(title="Search contacts", annotations=_READ)
     def search_contacts(
         query: Query = "",
         account_id: Annotated[
@@ -251,7 +273,7 @@ def build_crm_server(store: CrmStore) -> CrmMCPServer:
         """Find contacts by name, e-mail or job title, optionally within one account."""
         return store.search_contacts(query, account_id=account_id, limit=limit, cursor=cursor)
 
-    @tool("Create contact", _ADD)
+    @server.tool(title="Create contact", annotations=_ADD)
     def create_contact(
         account_id: AccountId,
         first_name: Annotated[str, Field(description="First name.")],
@@ -263,7 +285,7 @@ def build_crm_server(store: CrmStore) -> CrmMCPServer:
         """Create a contact on an account. An e-mail already in the CRM gives DUPLICATE with the existing id."""
         return store.create_contact(account_id, first_name, last_name, email, title=title, phone=phone)
 
-    @tool("Log activity", _ADD)
+    @server.tool(title="Log activity", annotations=_ADD)
     def log_activity(
         account_id: AccountId,
         kind: Kind,
@@ -294,7 +316,7 @@ def build_crm_server(store: CrmStore) -> CrmMCPServer:
             occurred_at=occurred_at,
         )
 
-    @tool("List activities", _READ)
+    @server.tool(title="List activities", annotations=_READ)
     def list_activities(
         account_id: Annotated[
             int | None, Field(description="Only this account.", json_schema_extra=_POSITIVE)
@@ -326,7 +348,7 @@ def build_crm_server(store: CrmStore) -> CrmMCPServer:
             cursor=cursor,
         )
 
-    @tool("Create opportunity", _ADD)
+    @server.tool(title="Create opportunity", annotations=_ADD)
     def create_opportunity(
         account_id: AccountId,
         name: Annotated[str, Field(description="Deal name.")],
@@ -339,7 +361,7 @@ def build_crm_server(store: CrmStore) -> CrmMCPServer:
         """Create an opportunity (a deal) on an account."""
         return store.create_opportunity(account_id, name, amount, stage=stage, close_date=close_date)
 
-    @tool("Update opportunity stage", _CHANGE)
+    @server.tool(title="Update opportunity stage", annotations=_CHANGE)
     def update_opportunity_stage(
         opportunity_id: Annotated[
             int, Field(description="Opportunity id (see get_account).", json_schema_extra=_POSITIVE)
@@ -349,12 +371,12 @@ def build_crm_server(store: CrmStore) -> CrmMCPServer:
         """Move an opportunity to another pipeline stage."""
         return store.update_opportunity_stage(opportunity_id, stage)
 
-    @tool("Pipeline summary", _READ)
+    @server.tool(title="Pipeline summary", annotations=_READ)
     def pipeline_summary() -> PipelineSummary:
         """Number and total amount of opportunities per stage, plus open and won totals."""
         return store.pipeline_summary()
 
-    return CrmMCPServer(tools)
+    return server
 
 
 def _freeze_startup_objects() -> None:

@@ -173,3 +173,22 @@ async def test_locked_database_through_mcp_gives_database_busy(tmp_path: Path) -
             assert result.structured_content["code"] == "DATABASE_BUSY"
             retried = await client.call_tool("create_account", {"name": "Acme"})
             assert not retried.is_error
+
+
+@pytest.mark.anyio
+async def test_a_tool_added_after_the_build_goes_through_the_same_gate(store: CrmStore) -> None:
+    server = build_crm_server(store)
+
+    @server.tool()
+    def ping(times: int = 1) -> dict[str, int]:  # what benchmarks/crm_search.py adds
+        return {"pong": times}
+
+    async with Client(server, raise_exceptions=True) as client:
+        assert await _call(client, "ping", {"times": 2}) == {"pong": 2}
+        for arguments in ({"times": "2"}, {"times": 2**63}, {"loud": True}):
+            refused = await client.call_tool("ping", arguments)
+            assert refused.is_error and refused.structured_content is not None
+            assert refused.structured_content["code"] == "INVALID_INPUT", arguments
+        server.remove_tool("ping")
+        gone = await client.call_tool("ping", {})
+        assert gone.is_error and _text(gone).startswith("INVALID_INPUT: unknown tool 'ping'")
