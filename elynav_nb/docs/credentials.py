@@ -155,10 +155,16 @@ class DocsCredentials:
         return headers
 
 
+def _setting(metadata: Mapping[str, Any], key: str) -> str | None:
+    """A link setting as Docs sends it (text); anything else counts as not set."""
+    value = metadata.get(key)
+    return value[:64] if isinstance(value, str) else None
+
+
 def check_anonymous_access(metadata: Mapping[str, Any]) -> None:
     """Anonymous sessions open only ``link_reach=public`` + ``link_role=editor`` documents."""
-    link_reach = metadata.get("computed_link_reach") or metadata.get("link_reach")
-    link_role = metadata.get("computed_link_role") or metadata.get("link_role")
+    link_reach = _setting(metadata, "computed_link_reach") or _setting(metadata, "link_reach")
+    link_role = _setting(metadata, "computed_link_role") or _setting(metadata, "link_role")
     if link_reach != "public":
         raise DocNotPublic(
             "this document is not public: give Docs credentials (docs_sessionid) to open it",

@@ -23,6 +23,20 @@ Content-Type, Origin, Referer and X-CSRFToken. Statuses map to typed errors: 401
 ``INVALID_INPUT``. Only idempotent GETs are retried (429, 5xx, network errors; bounded backoff).
 A client-side window keeps us under Docs' document throttle (80 requests per minute per user),
 shared by every client of the same user and instance in the process (``shared_throttle``).
+
+Bounds against slow or hostile servers (values and reasons in ``limits``):
+
+- ``deadline`` (30 s): each call, its retries and their waits included, ends within it, however
+  the server paces its bytes (httpx's ``timeout`` is per read only). It runs from the moment our
+  throttle lets the call go: waiting for our own 80-a-minute slot is not the server's slowness.
+  Past it: ``DEADLINE_EXCEEDED``.
+- ``Retry-After`` is honoured up to 5 s; a longer one, or a wait that would pass the deadline,
+  ends the call at once with the server's error (``RATE_LIMITED``, ``SERVICE_ERROR``).
+- ``max_response_bytes`` (32 MiB): bodies are streamed and counted, never read whole first; a
+  larger one (announced or sent) is ``RESPONSE_TOO_LARGE`` at once, without retries. Error
+  answers are read for at most 64 KiB; redirects and 5xx answers not at all.
+- Answers are JSON read defensively: unreadable or too deeply nested JSON is ``SERVICE_ERROR``,
+  fields of an unexpected type are read as missing. Every failure leaves typed.
 """
 
 from __future__ import annotations
@@ -43,6 +57,16 @@ import httpx
 
 from elynav_nb.docs.addressing import is_uuid_v4, normalize_instance_origin
 from elynav_nb.docs.credentials import DocsCredentials
+from elynav_nb.docs.limits import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_REQUEST_DEADLINE,
+    Deadline,
+    checked_deadline,
+    checked_limit,
+    response_too_large,
+    retry_after_seconds,
+    retry_wait,
+)
 from elynav_nb.errors import (
     AuthRequired,
     DocNotFound,
@@ -60,8 +84,16 @@ __all__ = ["API_PREFIX", "DocsRestClient", "DocumentInfo", "RequestThrottle", "s
 
 API_PREFIX: Final = "/api/v1.0"
 DEFAULT_THROTTLE_PER_MINUTE: Final = 80
-_VERSION_PATTERN: Final = re.compile(r"v?(\d+)(?:\.(\d+))?")
+_VERSION_PATTERN: Final = re.compile(r"v?(\d{1,6})(?:\.(\d{1,6}))?")
 _RETRYABLE_STATUSES: Final = frozenset({429, 500, 502, 503, 504})
+_ERROR_BODY_BYTES: Final = 64 * 1024
+"""How much of a 4xx answer is read (for the precise refusal); the rest is dropped."""
+_BODY_FRAMING_HEADERS: Final = frozenset({"content-encoding", "content-length", "transfer-encoding"})
+
+
+def _text_or_none(value: Any) -> str | None:
+    """A JSON string field as itself; anything else (a number, a list, an object) as missing."""
+    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)
@@ -79,14 +111,19 @@ class DocumentInfo:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> DocumentInfo:
+        """A document from Docs' JSON; a field of an unexpected type is read as missing."""
+        if not isinstance(data, dict):
+            raise ServiceError("Docs answered with something that is not a document")
+        abilities = data.get("abilities")
         return cls(
-            id=str(data.get("id") or ""),
-            title=str(data.get("title") or ""),
-            link_reach=data.get("computed_link_reach") or data.get("link_reach"),
-            link_role=data.get("computed_link_role") or data.get("link_role"),
-            abilities=dict(data.get("abilities") or {}),
-            created_at=data.get("created_at"),
-            updated_at=data.get("updated_at"),
+            id=_text_or_none(data.get("id")) or "",
+            title=_text_or_none(data.get("title")) or "",
+            link_reach=_text_or_none(data.get("computed_link_reach"))
+            or _text_or_none(data.get("link_reach")),
+            link_role=_text_or_none(data.get("computed_link_role")) or _text_or_none(data.get("link_role")),
+            abilities=dict(abilities) if isinstance(abilities, dict) else {},
+            created_at=_text_or_none(data.get("created_at")),
+            updated_at=_text_or_none(data.get("updated_at")),
             raw=dict(data),
         )
 
@@ -184,7 +221,12 @@ def _checked_document_id(document_id: str) -> str:
 
 
 class DocsRestClient:
-    """Async REST client for one Docs instance; ``async with DocsRestClient(origin, credentials)``."""
+    """Async REST client for one Docs instance; ``async with DocsRestClient(origin, credentials)``.
+
+    ``timeout`` (15 s) bounds each network read; ``deadline`` (30 s, ``limits``) bounds each whole
+    call, retries included (``DEADLINE_EXCEEDED``); ``max_response_bytes`` (32 MiB) bounds each
+    body (``RESPONSE_TOO_LARGE``).
+    """
 
     def __init__(
         self,
@@ -192,6 +234,8 @@ class DocsRestClient:
         credentials: DocsCredentials | None = None,
         *,
         timeout: float = 15.0,
+        deadline: float = DEFAULT_REQUEST_DEADLINE,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         max_retries: int = 2,
         retry_backoff: float = 0.5,
         throttle: RequestThrottle | None = None,
@@ -200,6 +244,8 @@ class DocsRestClient:
         self.instance = normalize_instance_origin(instance)
         self.credentials = credentials if credentials is not None else DocsCredentials.anonymous()
         self.credentials.settle(self.instance)
+        self.deadline = checked_deadline(deadline)
+        self.max_response_bytes = checked_limit(max_response_bytes, "max_response_bytes")
         self.max_retries = max_retries
         self.retry_backoff = retry_backoff
         self.throttle = throttle if throttle is not None else shared_throttle(self.instance, self.credentials)
@@ -247,28 +293,44 @@ class DocsRestClient:
         accept: str = "application/json",
         refusal: Callable[[httpx.Response], ElynavError | None] | None = None,
     ) -> httpx.Response:
-        """One request with the instance's headers, retried (GETs only), every failure typed;
-        ``refusal`` may read a 4xx answer first and name a more precise error."""
+        """One call with the instance's headers, retried (GETs only), every failure typed, ended
+        within ``self.deadline`` (from the moment the throttle lets it go); ``refusal`` may read a
+        4xx answer first and name a more precise error."""
         if method == "GET":
             headers = {"Cookie": self.credentials.cookie_header(self.instance), "Accept": accept}
         else:
             headers = self.credentials.write_headers(self.instance)
             headers["Accept"] = accept
+        if throttled:
+            await self.throttle.acquire()
+        deadline = Deadline.start(self.deadline, what)
+        call = self._attempts(method, path, what, deadline, headers, json_body, params, throttled, refusal)
+        return await deadline.run(call)
+
+    async def _attempts(
+        self,
+        method: str,
+        path: str,
+        what: str,
+        deadline: Deadline,
+        headers: dict[str, str],
+        json_body: Any,
+        params: dict[str, Any] | None,
+        throttled: bool,
+        refusal: Callable[[httpx.Response], ElynavError | None] | None,
+    ) -> httpx.Response:
         attempts = 1 + (self.max_retries if method == "GET" else 0)
         for attempt in range(attempts):
-            if throttled:
+            if throttled and attempt > 0:
                 await self.throttle.acquire()
             last_try = attempt == attempts - 1
+            retry_after: float | None = None
             try:
-                response = await self._http.request(
-                    method, path, headers=headers, json=json_body, params=params
-                )
+                response = await self._send_once(method, path, what, headers, json_body, params)
             except httpx.TimeoutException:
-                if last_try:
-                    raise ServiceError(f"Docs did not answer in time while trying to {what}") from None
+                failure: ElynavError = ServiceError(f"Docs did not answer in time while trying to {what}")
             except httpx.HTTPError as error:
-                if last_try:
-                    raise ServiceError(f"cannot reach Docs to {what} ({type(error).__name__})") from None
+                failure = ServiceError(f"cannot reach Docs to {what} ({type(error).__name__})")
             else:
                 if response.status_code < 300:
                     return response
@@ -282,19 +344,92 @@ class DocsRestClient:
                         refusal(response) if refusal is not None and response.status_code < 500 else None
                     )
                     raise precise or _error_for_status(response, what)
-                retry_after = response.headers.get("Retry-After", "")
-                if retry_after.isdigit():
-                    await asyncio.sleep(min(float(retry_after), 10.0))
-            await asyncio.sleep(self.retry_backoff * 2**attempt)
+                failure = _error_for_status(response, what)
+                retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+            if last_try:
+                raise failure
+            wait = retry_wait(attempt, self.retry_backoff, retry_after, deadline)
+            if wait is None:  # the server asks for longer than we wait, or the deadline comes first
+                if retry_after is not None:
+                    failure.details["retry_after_seconds"] = retry_after
+                raise failure
+            await asyncio.sleep(wait)
         raise ServiceError(f"Docs could not {what}")  # not reached: the last try raises or returns
+
+    async def _send_once(
+        self,
+        method: str,
+        path: str,
+        what: str,
+        headers: dict[str, str],
+        json_body: Any,
+        params: dict[str, Any] | None,
+    ) -> httpx.Response:
+        """One HTTP exchange, its body streamed and counted: a 2xx body up to
+        ``max_response_bytes`` (``RESPONSE_TOO_LARGE`` beyond), a 4xx body up to 64 KiB (cut
+        there), no body for other statuses (only the status and headers are used)."""
+        request = self._http.build_request(method, path, headers=headers, json=json_body, params=params)
+        streamed = await self._http.send(request, stream=True)
+        try:
+            status = streamed.status_code
+            if status < 300:
+                body = await self._read_limited(streamed, what)
+            elif 400 <= status < 500:
+                body = await self._read_head(streamed)
+            else:
+                body = b""
+        finally:
+            await streamed.aclose()
+        kept_headers = [
+            (name, value)
+            for name, value in streamed.headers.multi_items()
+            if name.lower() not in _BODY_FRAMING_HEADERS
+        ]
+        return httpx.Response(status, headers=kept_headers, content=body, request=request)
+
+    async def _read_limited(self, streamed: httpx.Response, what: str) -> bytes:
+        limit = self.max_response_bytes
+        declared = streamed.headers.get("Content-Length", "").strip()
+        if declared.isdigit() and (len(declared) > 18 or int(declared) > limit):
+            announced = int(declared) if len(declared) <= 18 else None
+            raise response_too_large(what, limit, "max_response_bytes", declared=announced)
+        chunks: list[bytes] = []
+        received = 0
+        async for chunk in streamed.aiter_bytes():
+            received += len(chunk)
+            if received > limit:
+                raise response_too_large(what, limit, "max_response_bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    @staticmethod
+    async def _read_head(streamed: httpx.Response) -> bytes:
+        chunks: list[bytes] = []
+        received = 0
+        async for chunk in streamed.aiter_bytes():
+            chunks.append(chunk[: _ERROR_BODY_BYTES - received])
+            received += len(chunk)
+            if received >= _ERROR_BODY_BYTES:
+                break
+        return b"".join(chunks)
+
+    @staticmethod
+    def _text(response: httpx.Response) -> str:
+        """The body as text in its announced charset, or as UTF-8 when that charset cannot read it."""
+        try:
+            return response.text
+        except (ValueError, LookupError):  # e.g. "charset=utf-16" without a BOM
+            return response.content.decode("utf-8", errors="replace")
 
     @staticmethod
     def _json(response: httpx.Response, what: str) -> Any:
+        """The body as JSON; ``SERVICE_ERROR`` when it is not JSON or too deeply nested to read."""
         try:
             return response.json()
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ServiceError(
-                f"Docs answered {what} with something that is not JSON: is this a Docs instance?"
+                f"Docs answered {what} with something that is not JSON (or nested too deeply to "
+                "read): is this a Docs instance?"
             ) from None
 
     # --- endpoints -----------------------------------------------------------------------------
@@ -318,7 +453,7 @@ class DocsRestClient:
 
     async def major_version(self) -> int:
         """The Docs major version from ``RELEASE_VERSION`` (5 when it cannot be read)."""
-        release = str((await self.config()).get("RELEASE_VERSION") or "")
+        release = _text_or_none((await self.config()).get("RELEASE_VERSION")) or ""
         match = _VERSION_PATTERN.match(release)
         return int(match.group(1)) if match else 5
 
@@ -342,7 +477,8 @@ class DocsRestClient:
         for page_number in range(1, max_pages + 1):
             response = await self._request("GET", path, "list documents", params=params)
             data = self._json(response, "the document list")
-            for item in data.get("results", []) if isinstance(data, dict) else []:
+            results = data.get("results") if isinstance(data, dict) else None
+            for item in results if isinstance(results, list) else []:
                 if isinstance(item, dict):
                     documents.append(DocumentInfo.from_json(item))
             if not isinstance(data, dict) or not data.get("next"):
@@ -380,7 +516,7 @@ class DocsRestClient:
                 "load the document content",
                 accept="text/plain,application/json",
             )
-            encoded = response.text.strip()
+            encoded = self._text(response).strip()
             if encoded.startswith('"') and encoded.endswith('"'):
                 encoded = encoded[1:-1]
         else:
@@ -388,7 +524,7 @@ class DocsRestClient:
                 "GET", f"{API_PREFIX}/documents/{checked}/", "load the document content"
             )
             data = self._json(response, "the document request")
-            encoded = str((data or {}).get("content") or "") if isinstance(data, dict) else ""
+            encoded = (_text_or_none(data.get("content")) or "") if isinstance(data, dict) else ""
         if not encoded:
             return b""
         try:

@@ -27,8 +27,10 @@ Docs served with it are checked first: ``NOT_ALLOWED`` with no request. Refusals
 ``DOC_NOT_FOUND`` (404, or a move target that does not exist), ``DUPLICATE`` (an id taken),
 ``INVALID_INPUT`` (a move into the document's own subtree, bad fields), ``RATE_LIMITED`` (429).
 
-Listings follow pages (``page``, up to 200 a page) until ``next`` is null or ``limit`` is reached;
-``requests`` on each answer says how many requests it took.
+Listings follow pages (``page``, up to 200 a page) until ``next`` is null, a page is empty, or
+``limit`` is reached; ``requests`` on each answer says how many requests it took. A server that
+keeps announcing pages is stopped after ``MAX_LISTING_PAGES`` (500, i.e. 100,000 documents at 200 a
+page) with ``SERVICE_ERROR``. Each request has the REST client's deadline and body limit.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ __all__ = ["DocsTreeClient", "DocumentRef"]
 DocumentRef = str | DocumentNode
 DOCUMENTS: Final = "/api/v1.0/documents"
 MAX_PAGE_SIZE: Final = 200
+MAX_LISTING_PAGES: Final = 500
 TITLE_MAX_LENGTH: Final = 255
 _CHILD_POSITIONS: Final = ("first-child", "last-child")
 _MOVE_INTO_DESCENDANT: Final = "Cannot move a document to its own descendant."
@@ -76,12 +79,20 @@ _MOVE_TARGET_MISSING: Final = "Target parent document does not exist."
 
 
 def _server_message(response: httpx.Response) -> tuple[str, Any]:
-    """A short, secret-free text of a 4xx answer, and its JSON (``None`` when not JSON)."""
+    """A short, secret-free text of a 4xx answer, and its JSON (``None`` when not JSON, or nested
+    too deeply to read)."""
     try:
         data = response.json()
-    except ValueError:
-        return redact_secrets(response.text[:200]), None
-    return redact_secrets(json.dumps(data, ensure_ascii=False)[:300]), data
+        shown = json.dumps(data, ensure_ascii=False)[:300]
+    except (ValueError, RecursionError):  # not JSON (nor, maybe, text in its announced charset)
+        return redact_secrets(response.content[:200].decode("utf-8", errors="replace")), None
+    return redact_secrets(shown), data
+
+
+def _message_field(data: Any, key: str) -> str | None:
+    """The server's ``message``/``detail`` text of an answer (``None`` when absent or not text)."""
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def _refusal(response: httpx.Response, what: str) -> ElynavError | None:
@@ -103,7 +114,9 @@ def _refusal(response: httpx.Response, what: str) -> ElynavError | None:
             f"a document cannot go into itself or its own descendant: cannot {what}", details=details
         )
     identifier = data.get("id")
-    if isinstance(identifier, list) and any("already exists" in str(item) for item in identifier):
+    if isinstance(identifier, list) and any(
+        isinstance(item, str) and "already exists" in item for item in identifier
+    ):
         return Duplicate("a document with this id already exists", details=details)
     return InvalidInput(f"Docs refused the request to {what} (HTTP 400)", details=details)
 
@@ -207,11 +220,19 @@ class DocsTreeClient:
             if not isinstance(data, dict) or not isinstance(data.get("results"), list):
                 raise ServiceError(f"Docs answered the request to {what} with something that is not a page")
             count = data.get("count") if isinstance(data.get("count"), int) else count
-            for item in data["results"]:
+            results = data["results"]
+            for item in results:
                 if isinstance(item, dict):
                     nodes.append(DocumentNode.from_json(item, instance=self.rest.instance))
-            if page is not None or not data.get("next") or (limit is not None and len(nodes) >= limit):
+            if page is not None or not data.get("next") or not results:
                 break
+            if limit is not None and len(nodes) >= limit:
+                break
+            if requests >= MAX_LISTING_PAGES:
+                raise ServiceError(
+                    f"Docs kept announcing more pages to {what} after {MAX_LISTING_PAGES} pages",
+                    details={"pages": requests},
+                )
             number += 1
         return DocumentList(tuple(nodes[:limit] if limit is not None else nodes), count, requests)
 
@@ -450,7 +471,7 @@ class DocsTreeClient:
             "move this document",
             body={"target_document_id": target_id, "position": position},
         )
-        message = data.get("message") if isinstance(data, dict) else None
+        message = _message_field(data, "message")
         return DocumentChange(
             "moved", document_id, message=message, target_document_id=target_id, position=position
         )
@@ -497,8 +518,7 @@ class DocsTreeClient:
                 details={"document_id": node.id, "user_role": node.user_role},
             )
         data = await self._json("POST", f"{DOCUMENTS}/{document_id}/restore/", "restore this document")
-        message = data.get("detail") if isinstance(data, dict) else None
-        return DocumentChange("restored", document_id, message=message)
+        return DocumentChange("restored", document_id, message=_message_field(data, "detail"))
 
     async def add_favorite(self, document: DocumentRef) -> DocumentChange:
         """Mark as favourite (``changed`` is false when it already was)."""
@@ -516,8 +536,7 @@ class DocsTreeClient:
         response = await self._send(method, f"{DOCUMENTS}/{document_id}/favorite/", "change this favourite")
         message = None
         if response.content:
-            data = self.rest._json(response, "the favourite request")
-            message = data.get("detail") if isinstance(data, dict) else None
+            message = _message_field(self.rest._json(response, "the favourite request"), "detail")
         action = "favorited" if method == "POST" else "unfavorited"
         return DocumentChange(
             action, document_id, message=message, changed=response.status_code in (201, 204)

@@ -102,7 +102,12 @@ _TREE_COLUMNS: Final = (
 
 
 def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
+    """A JSON scalar as text; ``None`` for null and for lists and objects (not text in any Docs field)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):  # bool included: str(True) as before
+        return str(value)
+    return None
 
 
 def _integer(value: Any, default: int) -> int:
@@ -154,7 +159,8 @@ class DocumentNode:
         parent = data.get("parent")
         if parent_id is None and isinstance(parent, dict) and isinstance(parent.get("id"), str):
             parent_id = parent["id"]
-        path = str(data.get("path") or "")
+        given_path = data.get("path")
+        path = given_path if isinstance(given_path, str) else ""
         favorite = data.get("is_favorite")
         abilities = data.get("abilities")
         return cls(
