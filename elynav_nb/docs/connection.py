@@ -29,9 +29,12 @@ No edit is lost across a reset or a reconnect: ``start_sync`` sets the counter b
 SyncStep2 that answers the server's new SyncStep1 carries every local change the server lacks.
 
 Failures are typed: ``NotAllowed``/``AuthRequired`` (gate close 4001, ``PermissionDenied``),
-``ProtocolError`` (garbage frames), ``SyncTimeout`` (no handshake or ack in time), ``ServiceError``
-(server unreachable, reconnect attempts exhausted). The cookie is a secret: it is never part of a
-repr, a log line or an error message, and the object cannot be pickled.
+``ProtocolError`` (garbage frames, updates that are not Yjs), ``SyncTimeout`` (no handshake or ack
+in time), ``ResponseTooLarge`` (a message over ``max_message_bytes``, 24 MiB by default: websockets'
+``max_size``, checked on the announced length and across fragments, so nothing larger is ever
+buffered; see ``limits``), ``ServiceError`` (server unreachable, reconnect attempts exhausted).
+The cookie is a secret: it is never part of a repr, a log line or an error message, and the object
+cannot be pickled.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from typing import Any, Final
 import websockets
 from pycrdt import Awareness, Doc, Subscription, TransactionEvent
 from websockets.asyncio.client import ClientConnection
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI, PayloadTooBig
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
@@ -68,6 +71,7 @@ from elynav_nb.docs.frames import (
     decode_message,
     encode_message,
 )
+from elynav_nb.docs.limits import DEFAULT_MAX_MESSAGE_BYTES, response_too_large
 from elynav_nb.errors import (
     AuthRequired,
     DocReadonly,
@@ -84,7 +88,6 @@ __all__ = ["REMOTE_ORIGIN", "DocsConnection"]
 REMOTE_ORIGIN: Final = "elynav-remote"
 """Transaction origin of every change received from the server: the observer never sends those back."""
 
-DEFAULT_MAX_MESSAGE_BYTES: Final = 512 * 1024 * 1024
 _GATE_CLOSE_CODE: Final = 4001
 _UNDECODABLE_CLOSE_CODE: Final = 4401
 _ECHO_MEMORY: Final = 256
@@ -649,6 +652,10 @@ class DocsConnection:
             self._ready_seen_on_socket = True
 
     def _raise_for_close(self, websocket: ClientConnection) -> None:
+        if isinstance(websocket.protocol.parser_exc, PayloadTooBig):  # websockets closed it with 1009
+            raise response_too_large(
+                "receive a collaboration message", self.max_message_bytes, "max_message_bytes"
+            )
         received = websocket.protocol.close_rcvd
         code = received.code if received is not None else None
         reason = received.reason if received is not None else ""
@@ -731,7 +738,7 @@ class DocsConnection:
         try:
             with self.doc.transaction(origin=REMOTE_ORIGIN):
                 self.doc.apply_update(update)
-        except ValueError:
+        except Exception:  # pycrdt says ValueError; whatever it says, the server broke Yjs
             raise ProtocolError("the collaboration server sent an update that is not valid Yjs") from None
         if self._remote_change_seen:
             _call_each(self._remote_listeners)

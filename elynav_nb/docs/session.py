@@ -6,9 +6,10 @@ in the order of design note §7; the MCP server and notebooks use only this modu
 
 How data flows::
 
-    DocsSession.open(link_or_id, credentials)
+    DocsSession.open(link_or_id, credentials, deadline=30)
         parse the link -> settle the instance -> REST retrieve (rights; anonymous: public+editor only)
         -> REST load content -> hydrate a fresh pycrdt.Doc -> WebSocket handshake (DocsConnection)
+        all of it within ``deadline`` seconds, or DEADLINE_EXCEEDED naming the step (``limits``)
     await doc.insert_block(...) / update_block / delete_block / insert_markdown / replace_section
         validate -> one pycrdt transaction -> Sync/Update -> wait for the server's ack -> return
         -> a debounced REST save of the full state ({"content", "websocket": true})
@@ -49,6 +50,13 @@ from elynav_nb.docs.blocknote import Block
 from elynav_nb.docs.connection import REMOTE_ORIGIN, DocsConnection
 from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
 from elynav_nb.docs.inline_html import inline_markdown_to_html
+from elynav_nb.docs.limits import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_OPEN_DEADLINE,
+    Deadline,
+    checked_deadline,
+    checked_limit,
+)
 from elynav_nb.docs.rest import DocsRestClient, DocumentInfo
 from elynav_nb.docs.section_diff import SectionChange
 from elynav_nb.errors import DocReadonly, ElynavError, InvalidInput, NotAllowed, ServiceError
@@ -162,6 +170,7 @@ class DocsSession:
         save_debounce: float,
         open_timeout: float,
         user_name: str,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.address = address
         self.credentials = credentials
@@ -171,6 +180,7 @@ class DocsSession:
         self.save_debounce = save_debounce
         self.open_timeout = open_timeout
         self.user_name = user_name
+        self.max_message_bytes = max_message_bytes
         self.info: DocumentInfo | None = None
         self.ydoc: Doc[Any] = Doc()
         self.connection: DocsConnection | None = None
@@ -205,15 +215,28 @@ class DocsSession:
         save_debounce: float = 1.0,
         open_timeout: float = 10.0,
         user_name: str = "Elynav bot",
+        deadline: float = DEFAULT_OPEN_DEADLINE,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> _Opening:
         """Open a document by link (or bare UUID once an instance is known).
 
         ``credentials`` default to ``DocsCredentials.from_env()``; without a session the document
         must be public and editable by link. Use ``async with DocsSession.open(...) as doc`` in one
         cell, or ``doc = await DocsSession.open(...)`` and ``await doc.close()`` in a later one.
+
+        Bounds (values and reasons in ``limits``): the whole opening (REST rights, configuration
+        and content, WebSocket connect and handshake) ends within ``deadline`` seconds (30), else
+        ``DEADLINE_EXCEEDED`` naming the step (closing what was opened may take up to 2 s more,
+        for a server that does not answer the WebSocket close). ``open_timeout`` (10 s) bounds
+        the WebSocket handshake alone, here and on every reconnect (``SYNC_TIMEOUT``). A
+        collaboration message over ``max_message_bytes`` (24 MiB) ends the connection with
+        ``RESPONSE_TOO_LARGE``; REST bodies are bounded by the client's ``max_response_bytes``
+        (32 MiB: pass ``rest=`` to change it).
         """
 
         async def start() -> DocsSession:
+            checked_deadline(deadline)
+            checked_limit(max_message_bytes, "max_message_bytes")
             chosen = credentials if credentials is not None else DocsCredentials.from_env()
             address = parse_docs_url(link_or_id, instance=instance or chosen.instance)
             chosen.settle(address.origin)
@@ -229,9 +252,11 @@ class DocsSession:
                 save_debounce=save_debounce,
                 open_timeout=open_timeout,
                 user_name=user_name,
+                max_message_bytes=max_message_bytes,
             )
+            opening = Deadline.start(deadline, "open this document")
             try:
-                await session._start()
+                await opening.run(session._start(opening))
             except BaseException:
                 await session._abort()
                 raise
@@ -239,29 +264,36 @@ class DocsSession:
 
         return _Opening(start)
 
-    async def _start(self) -> None:
+    async def _start(self, opening: Deadline) -> None:
+        """The steps of ``open``; ``opening.step`` says which one runs (for ``DEADLINE_EXCEEDED``)."""
         self._loop = asyncio.get_running_loop()
+        opening.step = "read the document and its rights over REST"
         info = await self.rest.retrieve(self.address.document_id)
         if self.credentials.is_anonymous:
             check_anonymous_access(info.raw)
         elif not info.can_read:
             raise NotAllowed("these credentials cannot read this document")
         self.info = info
+        opening.step = "load the saved content over REST"
         saved_state = await self.rest.load_content(self.address.document_id)
         if saved_state:
             try:
                 with self.ydoc.transaction(origin=REMOTE_ORIGIN):
                     self.ydoc.apply_update(saved_state)
-            except ValueError:
+            except Exception:  # pycrdt says ValueError; whatever it says, the state is not usable
                 raise ServiceError("the saved content of this document is not a valid Yjs state") from None
+        opening.step = "read the collaboration URL over REST"
+        url = await self.rest.websocket_url()
+        opening.step = "connect to the collaboration server and finish the Hocuspocus handshake"
         connection = DocsConnection(
             self.ydoc,
-            url=await self.rest.websocket_url(),
+            url=url,
             document_name=self.address.document_id,
             origin=self.address.origin,
             cookie=self.credentials.cookie_header(self.address.origin),
             user_name=self.user_name,
             open_timeout=self.open_timeout,
+            max_message_bytes=self.max_message_bytes,
         )
         self.connection = connection
         await connection.open()
