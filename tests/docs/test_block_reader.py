@@ -21,7 +21,7 @@ from elynav_nb.docs import block_reader, blocknote
 from elynav_nb.docs.block_reader import forget_read_cache, read_blocks
 from elynav_nb.docs.block_schema import DEFAULT_PROPS, DOCUMENT_FRAGMENT, WRITABLE_BLOCK_TYPES, Block
 from elynav_nb.docs.inline_markdown import InlineRun, render_inline
-from elynav_nb.errors import UnsupportedBlockType
+from elynav_nb.errors import BlockNotFound, UnsupportedBlockType
 
 # =============================================================================================
 # A reference reader: the reading rules of design note §4.6, through pycrdt's public wrappers and
@@ -177,6 +177,12 @@ _MARKS = st.dictionaries(
     _HREF,
 )
 _ATTRIBUTE_VALUE = st.one_of(_TEXT, st.integers(-3, 9), st.sampled_from([2.0, 2.5, True, False, None]))
+# A block id as BlockNote stores it: always a non-empty string (a UUID v4; its UniqueID extension gives
+# a new one to a block that has none). Any string, duplicates ("<" twice) included. Not None, a number or
+# a boolean: the reader shows such a block with the id "" or str(value), which names no stored id, so
+# update_block_text rightly answers BlockNotFound, and the writer step of _edit would fail on a document
+# no BlockNote editor makes (test_a_block_without_a_string_id_reads_but_cannot_be_addressed pins it).
+_BLOCK_ID = _TEXT
 _PROPS = st.dictionaries(
     st.sampled_from(
         ["textColor", "backgroundColor", "textAlignment", "level", "checked", "start", "language"]
@@ -349,9 +355,8 @@ def _edit(doc: Doc[Any], data: st.DataObject) -> None:
                 text.clear()
         elif kind == "attribute" and elements:
             element = elements[data.draw(st.integers(0, len(elements) - 1))]
-            element.attributes[data.draw(st.sampled_from(["id", "level", "textColor", "checked"]))] = (
-                data.draw(_ATTRIBUTE_VALUE)
-            )
+            key = data.draw(st.sampled_from(["id", "level", "textColor", "checked"]))
+            element.attributes[key] = data.draw(_BLOCK_ID if key == "id" else _ATTRIBUTE_VALUE)
         elif kind == "new block" and groups:
             group = groups[data.draw(st.integers(0, len(groups) - 1))]
             index = data.draw(st.integers(0, len(group.children)))
@@ -406,6 +411,52 @@ def test_an_edit_received_from_another_document_shows_up(
         _edit(peer, data)
         doc.apply_update(peer.get_update(doc.get_state()))
         assert read_blocks(doc) == _reference_read(doc) == _reference_read(peer)
+
+
+# The document hypothesis shrank a failure of the property above to: a container with no content and
+# the id "<", then a paragraph with the same id, whose id a peer then replaced with a value BlockNote
+# never stores (None, 0, False, 3...) before the writer step edited the paragraph by the id read.
+_ID_CLASH_SPEC: list[tuple[Any, ...]] = [
+    ("empty", "<"),
+    ("container", {"id": "<"}, "paragraph", {}, [], None, False),
+]
+
+
+@pytest.mark.parametrize(("stored_id", "read_id"), [(None, ""), (0, ""), (False, ""), (3, "3")])
+def test_a_block_without_a_string_id_reads_but_cannot_be_addressed(stored_id: Any, read_id: str) -> None:
+    doc = _build(_ID_CLASH_SPEC)
+    peer: Doc[Any] = Doc()
+    peer.apply_update(doc.get_update())
+    read_blocks(doc)
+    root = next(iter(peer.get(DOCUMENT_FRAGMENT, type=XmlFragment).children))
+    paragraph_container = list(root.children)[1]
+    with peer.transaction():
+        paragraph_container.attributes["id"] = stored_id
+    doc.apply_update(peer.get_update(doc.get_state()))
+    blocks = read_blocks(doc)
+    assert blocks == _reference_read(doc) == _reference_read(peer)
+    assert [(block.id, block.type, block.opaque) for block in blocks] == [(read_id, "paragraph", False)]
+    # No container stores the id the reader shows, so the writer finds no block by it.
+    with pytest.raises(BlockNotFound):
+        blocknote.update_block_text(doc, read_id, "text")
+
+
+def test_a_string_id_received_from_a_peer_addresses_the_block() -> None:
+    doc = _build(_ID_CLASH_SPEC)
+    peer: Doc[Any] = Doc()
+    peer.apply_update(doc.get_update())
+    read_blocks(doc)
+    root = next(iter(peer.get(DOCUMENT_FRAGMENT, type=XmlFragment).children))
+    paragraph_container = list(root.children)[1]
+    with peer.transaction():
+        paragraph_container.attributes["id"] = "new id"
+    doc.apply_update(peer.get_update(doc.get_state()))
+    assert read_blocks(doc) == _reference_read(doc) == _reference_read(peer)
+    blocknote.update_block_text(peer, "new id", "<")
+    doc.apply_update(peer.get_update(doc.get_state()))
+    blocks = read_blocks(doc)
+    assert blocks == _reference_read(doc) == _reference_read(peer)
+    assert [(block.id, block.text) for block in blocks] == [("new id", "<")]
 
 
 # =============================================================================================
