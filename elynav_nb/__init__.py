@@ -4,7 +4,8 @@ The names most notebooks need are available here; each capability keeps its full
 own sub-package (``elynav_nb.agents``, ``elynav_nb.office``, ``elynav_nb.templates``,
 ``elynav_nb.crm``, ``elynav_nb.docs``). Capabilities are imported on first use of one of their names, so
 ``import elynav_nb`` stays fast for scripts, the ``elynav`` CLI and MCP servers. Importing
-this package has no side effect: no event-loop policy, no nest_asyncio, no display.
+this package has no side effect: no event-loop policy, no nest_asyncio, no display. In IPython,
+``%load_ext elynav_nb`` adds the ``%%agent`` and ``%%ask`` magics (``elynav_nb.magics``).
 """
 
 from __future__ import annotations
@@ -59,6 +60,19 @@ __all__ = [
     "load_agents",
     "write_mcp_config",
 ]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext elynav_nb``: the ``%%agent`` / ``%%ask`` magics (``elynav_nb.magics``)."""
+    from elynav_nb.magics import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from elynav_nb.magics import unload_ipython_extension as unload
+
+    unload(ipython)
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,300 @@
+"""``%load_ext elynav_nb``: talk to agents from cells, the way jupyter-ai users do.
+
+Where it sits: the notebook layer, beside ``elynav_nb.widgets`` (it uses the agents and the office;
+no capability imports it). ``load_ipython_extension`` registers ``ElynavMagics`` and the cell
+rewriter of ``cells.py``, so an ``%%agent`` cell becomes one top-level ``await``: the turn streams in
+the cell's output with its Cancel button, the kernel's loop keeps running, and the notebook's stop
+button (a kernel interrupt) cancels the turn or the ask, bounded, as the Cancel button does.
+
+Magics::
+
+    %%agent NAME [--cli claude|codex|gemini] [-o VAR] [--timeout S]   the cell body is the message
+    %agent NAME message...                                           the same on one line
+    %%ask NAME [--office VAR] [-o VAR] [--timeout S]                 through a running office
+    %office  %agents  %elynav_history                                 the board, the agents, the history
+
+``{expression}`` in a message is filled from the kernel's namespace (``interpolation.py``: ``{name}``,
+``{In[3]}``, ``{Out[2]}``, ``{_}``; ``{{`` for a brace). The ``TurnResult`` (or the ``Reply``) goes
+to ``VAR`` and to ``_``. One runner per agent and CLI per kernel, kept across cells (the conversation
+goes on). Defaults are traits: ``%config ElynavMagics.workspace = "ws"`` (also ``executable``,
+``cli``, ``cli_mode``, ``timeout``), like jupyter-ai's ``%config AiMagics``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.display import display
+from traitlets import Float, Unicode
+
+from elynav_nb.agents import AgentDefinition, AgentRunner, TurnResult, builtin_agents, load_agents
+from elynav_nb.errors import AgentBusy, AgentNotFound, ElynavError, InvalidInput
+from elynav_nb.magics.cells import rewrite_cell
+from elynav_nb.magics.interpolation import interpolate
+
+__all__ = ["ElynavMagics", "load_ipython_extension", "unload_ipython_extension"]
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse that raises ``INVALID_INPUT`` with the usage instead of exiting the kernel."""
+
+    def error(self, message: str) -> Any:
+        raise InvalidInput(f"{message}\n{self.format_usage().strip()}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> Any:
+        raise InvalidInput(message or self.format_help())
+
+
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"a timeout is a positive number of seconds, not {text}")
+    return value
+
+
+def _agent_parser() -> _ArgumentParser:
+    parser = _ArgumentParser(prog="%%agent", add_help=False, description="Send the cell to an agent.")
+    parser.add_argument("name", help="the agent (sdr finds elynav-sdr)")
+    parser.add_argument("--cli", choices=("claude", "codex", "gemini"), default=None)
+    parser.add_argument("-o", "--output", dest="variable", default=None, help="store the TurnResult here")
+    parser.add_argument(
+        "--timeout", type=_positive_seconds, default=None, help="seconds (default: the trait)"
+    )
+    parser.add_argument("message", nargs="*", help="the line form's message (after -- if it starts with -)")
+    return parser
+
+
+def _ask_parser() -> _ArgumentParser:
+    parser = _ArgumentParser(prog="%%ask", add_help=False, description="Ask an employee of a running office.")
+    parser.add_argument("name", help="the employee (sdr finds elynav-sdr)")
+    parser.add_argument("--office", dest="office_variable", default=None, help="the Office's variable")
+    parser.add_argument("-o", "--output", dest="variable", default=None, help="store the Reply here")
+    parser.add_argument("--timeout", type=_positive_seconds, default=None)
+    parser.add_argument("message", nargs="*")
+    return parser
+
+
+@magics_class
+class ElynavMagics(Magics):
+    """The elynav magics (see the module docstring). Configure with ``%config ElynavMagics.<trait>``."""
+
+    workspace = Unicode(".", help="the folder the agents work in (their files in .claude/agents)").tag(
+        config=True
+    )
+    executable = Unicode(
+        "", help="the CLI command ('standin' for claude's stand-in; '' for the real one)"
+    ).tag(config=True)
+    cli = Unicode("", help="the CLI when a cell names none ('' for the agent's own, else claude)").tag(
+        config=True
+    )
+    cli_mode = Unicode("", help="codex's mode ('' for app-server)").tag(config=True)
+    timeout = Float(600.0, help="seconds a turn or an ask may take from a cell").tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self.runners: dict[tuple[str, str], AgentRunner] = {}
+
+    # -- the magics IPython sees (a cell rewritten by cells.py awaits run_magic_async instead) -------
+
+    @line_cell_magic
+    def agent(self, line: str, cell: str | None = None) -> Any:
+        """``%%agent NAME [--cli C] [-o VAR] [--timeout S]``: send the cell to NAME (see ``ElynavMagics``)."""
+        return self._without_rewrite("agent", line, cell)
+
+    @line_cell_magic
+    def ask(self, line: str, cell: str | None = None) -> Any:
+        """``%%ask NAME [--office VAR] [-o VAR] [--timeout S]``: ask NAME through the running office."""
+        return self._without_rewrite("ask", line, cell)
+
+    def _without_rewrite(self, name: str, line: str, cell: str | None) -> Any:
+        """Called directly (not through a rewritten cell): run on the loop if one runs here, else block."""
+        coroutine = self.run_magic_async(name, line, cell)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            from elynav_nb._sync import private_loop, run_sync
+
+            return run_sync(coroutine, owner_loop=private_loop())
+        return loop.create_task(coroutine)  # awaitable; the live view is already displayed
+
+    @line_magic
+    def office(self, line: str) -> Any:
+        """``%office [VAR]``: the board of the running office."""
+        return self._find_office(line.strip() or None)
+
+    @line_magic
+    def agents(self, line: str) -> Any:
+        """``%agents``: the agents of the workspace, their CLI and their state in this kernel."""
+        import pandas
+
+        office = self._find_office(None, required=False)
+        rows = []
+        for definition in self._definitions().values():
+            employee = office.employees.get(definition.name) if office is not None else None
+            runners = [runner for (name, _), runner in self.runners.items() if name == definition.name]
+            state = employee.status if employee is not None else (runners[0].status if runners else "")
+            rows.append(
+                {
+                    "agent": definition.name,
+                    "cli": definition.cli or "claude",
+                    "description": definition.description,
+                    "state": state,
+                    "turns": sum(len(runner.history) for runner in runners),
+                }
+            )
+        return pandas.DataFrame(rows, columns=["agent", "cli", "description", "state", "turns"])
+
+    @line_magic
+    def elynav_history(self, line: str) -> Any:
+        """``%elynav_history``: the office's unified history, else this kernel's turns, one row each."""
+        import pandas
+
+        office = self._find_office(None, required=False)
+        if office is not None:
+            return office.history(line.strip() or None)
+        frames = [runner.to_frame() for runner in self.runners.values()]
+        return pandas.concat(frames, ignore_index=True) if frames else pandas.DataFrame()
+
+    # -- what a cell runs ---------------------------------------------------------------------------
+
+    async def run_magic_async(self, name: str, line: str, body: str | None) -> None:
+        """Run ``%%agent`` or ``%%ask`` for a cell; a typed error is shown as one line, not a traceback."""
+        try:
+            if name == "agent":
+                await self._agent(line, body)
+            else:
+                await self._ask(line, body)
+        except ElynavError as error:
+            print(f"{error.code}: {error}")
+
+    async def _agent(self, line: str, body: str | None) -> None:
+        arguments = _agent_parser().parse_args(shlex.split(line))
+        text = self._message(arguments.message, body)
+        runner = self._runner(arguments.name, arguments.cli)
+        if runner.busy:
+            raise AgentBusy(
+                f"{runner.agent_name} is in a turn started by another cell; await it or cancel it"
+            )
+        turn = runner.send(text)
+        display(turn)  # type: ignore[no-untyped-call]
+        timeout = arguments.timeout or self.timeout
+        try:
+            result: TurnResult = await asyncio.wait_for(asyncio.shield(turn.settled()), timeout)
+        except TimeoutError:
+            result = await turn.cancel(f"the cell's bound of {timeout:g} s was reached", outcome="timeout")
+        except BaseException:  # a kernel interrupt (KeyboardInterrupt or CancelledError): a bounded cancel
+            turn.cancel("the cell was interrupted")
+            raise
+        self._store(arguments.variable, result)
+
+    async def _ask(self, line: str, body: str | None) -> None:
+        arguments = _ask_parser().parse_args(shlex.split(line))
+        text = self._message(arguments.message, body)
+        office = self._find_office(arguments.office_variable)
+        assert office is not None
+        ask = office.submit(arguments.name, text, timeout=arguments.timeout)
+        display(ask)  # type: ignore[no-untyped-call]
+        try:
+            reply = await ask
+        except BaseException:
+            office.cancel(ask, reason="the cell was interrupted")
+            raise
+        self._store(arguments.variable, reply)
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def _message(self, words: Sequence[str], body: str | None) -> str:
+        raw = body if body is not None else " ".join(words)
+        if body is not None and words:
+            raise InvalidInput("give the message in the cell body or on the line, not both")
+        text = interpolate(raw, self.shell.user_ns if self.shell is not None else {}).strip()
+        if not text:
+            raise InvalidInput("the message is empty: write it in the cell below %%agent NAME")
+        return text
+
+    def _store(self, variable: str | None, value: Any) -> None:
+        if self.shell is None:
+            return
+        if variable:
+            if not variable.isidentifier():
+                raise InvalidInput(f"-o takes a variable name, not {variable!r}")
+            self.shell.user_ns[variable] = value
+        self.shell.user_ns["_"] = value
+
+    def _definitions(self) -> dict[str, AgentDefinition]:
+        folder = Path(self.workspace) / ".claude" / "agents"
+        found = load_agents(folder) if folder.is_dir() else {}
+        return {**builtin_agents(), **found}
+
+    def _runner(self, name: str, cli: str | None) -> AgentRunner:
+        definitions = self._definitions()
+        definition = definitions.get(name) or definitions.get(f"elynav-{name}")
+        if definition is None:
+            raise AgentNotFound(
+                f"no agent {name!r} in {Path(self.workspace).resolve() / '.claude' / 'agents'} nor among the "
+                f"built-in agents; choose one of: {', '.join(sorted(definitions))}",
+                details={"agent": name},
+            )
+        chosen_cli = cli or self.cli or definition.cli or "claude"
+        key = (definition.name, chosen_cli)
+        runner = self.runners.get(key)
+        if runner is None or runner.status == "closed":
+            runner = AgentRunner(
+                definition,
+                self.workspace,
+                cli=chosen_cli,  # type: ignore[arg-type]
+                cli_mode=self.cli_mode or None,
+                executable=self.executable or None,
+            )
+            self.runners[key] = runner
+        return runner
+
+    def _find_office(self, variable: str | None, *, required: bool = True) -> Any:
+        from elynav_nb.office import Office
+
+        namespace = self.shell.user_ns if self.shell is not None else {}
+        if variable is not None:
+            office = namespace.get(variable)
+            if not isinstance(office, Office):
+                raise InvalidInput(f"{variable} is not an Office in this kernel")
+            return office
+        offices = [
+            value
+            for key, value in namespace.items()
+            if isinstance(value, Office) and not key.startswith("_") and value.employees
+        ]
+        unique = list({id(office): office for office in offices}.values())
+        if len(unique) == 1:
+            return unique[0]
+        if not required:
+            return None
+        if not unique:
+            raise InvalidInput("no running office in this kernel: office = await Office(workspace).start()")
+        raise InvalidInput("several offices run in this kernel: name one with --office VAR")
+
+    async def stop_all(self) -> None:
+        """Stop every runner the magics started (bounded)."""
+        await asyncio.gather(*(runner.stop() for runner in self.runners.values()), return_exceptions=True)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext elynav_nb``: the magics, their cell rewriter and their ``%config`` traits."""
+    if "ElynavMagics" in ipython.magics_manager.registry:
+        return
+    magics = ElynavMagics(ipython)
+    ipython.register_magics(magics)
+    ipython.configurables.append(magics)
+    ipython.input_transformers_cleanup.append(rewrite_cell)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    if rewrite_cell in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.remove(rewrite_cell)
+    ipython.magics_manager.registry.pop("ElynavMagics", None)

@@ -1,0 +1,131 @@
+"""The ``%%agent`` / ``%%ask`` magics in a real IPython kernel (jupyter_client), on the stand-in CLI.
+
+Each test starts a fresh python3 kernel and sends it cells one by one, as JupyterLab does: the
+magic cell is rewritten into one ``await`` (the kernel's loop keeps running), ``{name}`` is filled
+from the kernel's namespace, the ``TurnResult`` lands in ``-o VAR`` and ``_``, the conversation goes on
+across cells, typed errors are one line, and a kernel interrupt (the notebook's stop button) cancels
+the turn in flight within its bound.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+jupyter_manager = pytest.importorskip("jupyter_client.manager")
+
+pytestmark = pytest.mark.slow
+
+
+class Kernel:
+    def __init__(self) -> None:
+        self.manager, self.client = jupyter_manager.start_new_kernel(kernel_name="python3")
+
+    def run(self, code: str, *, timeout: float = 90) -> tuple[list[str], list[str]]:
+        """Run one cell; its stdout lines and its error names."""
+        lines: list[str] = []
+        errors: list[str] = []
+
+        def collect(message: dict[str, Any]) -> None:
+            content = message["content"]
+            if message["msg_type"] == "stream" and content["name"] == "stdout":
+                lines.extend(content["text"].splitlines())
+            elif message["msg_type"] == "error":
+                errors.append(content["ename"])
+
+        self.client.execute_interactive(textwrap.dedent(code), timeout=timeout, output_hook=collect)
+        return lines, errors
+
+    def close(self) -> None:
+        try:
+            self.run("await get_ipython().magics_manager.registry['ElynavMagics'].stop_all()", timeout=60)
+        finally:
+            self.client.stop_channels()
+            self.manager.shutdown_kernel(now=True)
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> Iterator[Kernel]:
+    started = Kernel()
+    try:
+        started.run(
+            f"""
+            %load_ext elynav_nb
+            %config ElynavMagics.workspace = {str(tmp_path)!r}
+            %config ElynavMagics.executable = "standin"
+            """
+        )
+        yield started
+    finally:
+        started.close()
+
+
+def test_an_agent_cell_streams_a_turn_into_its_variable_and_the_conversation_goes_on(kernel: Kernel) -> None:
+    kernel.run('account = "Girard"')
+    lines, errors = kernel.run(
+        """
+        %%agent sdr -o found
+        Trouve le compte {account} ({{pas une variable}})
+        """
+    )
+    assert errors == []
+    lines, errors = kernel.run("print(type(found).__name__, found.outcome, found.prompt, _ is found)")
+    assert errors == [] and lines == [
+        "TurnResult completed Trouve le compte Girard ({pas une variable}) True"
+    ]
+    first_session = kernel.run("print(found.session_id)")[0][0]
+
+    lines, errors = kernel.run("%agent sdr Et maintenant ?")  # the line form: the same conversation
+    assert errors == []
+    lines, errors = kernel.run("print(_.outcome, _.prompt, _.session_id)")
+    assert lines == [f"completed Et maintenant ? {first_session}"]
+    lines, _ = kernel.run("%agents")
+    lines, errors = kernel.run("frame = %agents\nprint(frame.set_index('agent').loc['elynav-sdr', 'turns'])")
+    assert errors == [] and lines == ["2"]
+
+
+def test_bad_input_is_one_typed_line_and_the_kernel_goes_on(kernel: Kernel) -> None:
+    lines, errors = kernel.run("%%agent nobody\nBonjour")
+    assert errors == [] and len(lines) == 1 and lines[0].startswith("AGENT_NOT_FOUND: no agent 'nobody'")
+    assert "elynav-sdr" in lines[0]  # the valid choices are named
+    lines, errors = kernel.run("%%agent sdr\nBonjour {undefined_name}")
+    assert errors == [] and lines[0].startswith("INVALID_INPUT: {undefined_name}")
+    lines, errors = kernel.run("%%agent sdr --timeout -5\nBonjour")
+    assert errors == [] and lines[0].startswith("INVALID_INPUT:") and "positive" in lines[0]
+    lines, errors = kernel.run("%%ask sdr\nBonjour")
+    assert errors == [] and lines == [
+        "INVALID_INPUT: no running office in this kernel: office = await Office(workspace).start()"
+    ]
+    lines, errors = kernel.run("print('still serving')")
+    assert lines == ["still serving"]
+
+
+def test_a_kernel_interrupt_cancels_the_turn_of_the_awaiting_cell(kernel: Kernel) -> None:
+    message_id = kernel.client.execute("%%agent sdr -o slow\n@standin slow 30\nUne longue réponse")
+    time.sleep(4)  # the turn streams (the stand-in writes slowly for 30 s)
+    interrupted = time.monotonic()
+    kernel.manager.interrupt_kernel()
+    while True:  # the interrupted cell's own reply first (cells sent before it would be aborted)
+        reply = kernel.client.get_shell_msg(timeout=30)
+        if reply["parent_header"].get("msg_id") == message_id:
+            break
+    assert reply["content"]["status"] == "error"
+    assert reply["content"]["ename"] in ("KeyboardInterrupt", "CancelledError")
+    lines, errors = kernel.run(
+        """
+        import asyncio
+        runner = get_ipython().magics_manager.registry['ElynavMagics'].runners[('elynav-sdr', 'claude')]
+        for _ in range(100):
+            if runner.history:
+                break
+            await asyncio.sleep(0.1)
+        print(runner.history[-1].outcome, runner.busy, runner.is_running)
+        """
+    )
+    assert time.monotonic() - interrupted < 20
+    assert errors == [] and lines == ["cancelled False True"]  # the CLI honoured the interrupt and stays
