@@ -190,7 +190,9 @@ class ElynavMagics(Magics):
         except TimeoutError:
             result = await turn.cancel(f"the cell's bound of {timeout:g} s was reached", outcome="timeout")
         except BaseException:  # a kernel interrupt (KeyboardInterrupt or CancelledError): a bounded cancel
-            turn.cancel("the cell was interrupted")
+            cancelled = turn.cancel("the cell was interrupted")
+            # the cell ends once the turn has (its view then says cancelled), within the cancel's bound
+            await asyncio.wait([cancelled], timeout=runner.interrupt_timeout + 3.0)
             raise
         self._store(arguments.variable, result)
 
