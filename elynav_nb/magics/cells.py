@@ -22,7 +22,7 @@ from __future__ import annotations
 
 __all__ = ["MAGICS", "rewrite_cell"]
 
-MAGICS = ("agent", "ask")
+MAGICS = ("agent", "ask", "elynav_stop")
 _CALL = "await get_ipython().magics_manager.registry['ElynavMagics'].run_magic_async({name!r}, {line!r}, {body!r})\n"
 
 

@@ -12,6 +12,7 @@ Magics::
     %agent NAME message...                                           the same on one line
     %%ask NAME [--office VAR] [-o VAR] [--timeout S]                 through a running office
     %office  %agents  %elynav_history                                 the board, the agents, the history
+    %elynav_stop                                                       stop the runners the magics started
 
 ``{expression}`` in a message is filled from the kernel's namespace (``interpolation.py``: ``{name}``,
 ``{In[3]}``, ``{Out[2]}``, ``{_}``; ``{{`` for a brace). The ``TurnResult`` (or the ``Reply``) goes
@@ -162,6 +163,11 @@ class ElynavMagics(Magics):
         frames = [runner.to_frame() for runner in self.runners.values()]
         return pandas.concat(frames, ignore_index=True) if frames else pandas.DataFrame()
 
+    @line_magic
+    def elynav_stop(self, line: str) -> Any:
+        """``%elynav_stop``: stop every runner the magics started (bounded; the next cell starts anew)."""
+        return self._without_rewrite("stop", line, None)
+
     # -- what a cell runs ---------------------------------------------------------------------------
 
     async def run_magic_async(self, name: str, line: str, body: str | None) -> None:
@@ -169,8 +175,10 @@ class ElynavMagics(Magics):
         try:
             if name == "agent":
                 await self._agent(line, body)
-            else:
+            elif name == "ask":
                 await self._ask(line, body)
+            else:  # elynav_stop
+                await self.stop_all()
         except ElynavError as error:
             print(f"{error.code}: {error}")
 
