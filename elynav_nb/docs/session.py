@@ -470,9 +470,22 @@ class DocsSession:
         after: str | None = None,
         **options: Any,
     ) -> str:
-        """Insert a block (after ``after``, else at the top); returns its new UUID v4 once acked."""
+        """Insert a block after ``after`` (``None``: at the top, before every block); returns its new
+        UUID v4 once acked. To add blocks in reading order, use ``append_block``."""
         return await self._write(
             lambda: blocknote.insert_block(self.ydoc, text, type, level, after, **options)
+        )
+
+    async def append_block(
+        self, text: str, type: str = "paragraph", level: int | None = None, **options: Any
+    ) -> str:
+        """Add a block at the end of the document (after its last top-level block); its id once acked.
+
+        Three calls give three blocks in that order, even when they run concurrently: the end is read
+        inside the write, not before it.
+        """
+        return await self._write(
+            lambda: blocknote.insert_block(self.ydoc, text, type, level, self._last_block_id(), **options)
         )
 
     async def update_block(self, block_id: str, text: str) -> None:
@@ -484,8 +497,19 @@ class DocsSession:
 
     async def insert_markdown(self, markdown: str, after: str | None = None) -> list[str]:
         """Insert block-level markdown (headings, lists, quotes, code, images, tables...) as blocks, after
-        ``after`` (else at the top), in one acknowledged transaction; returns the new ids, depth first."""
+        ``after`` (``None``: at the top), in one acknowledged transaction; returns the new ids, depth first.
+        ``append_markdown`` adds them at the end."""
         return await self._write(lambda: block_builder.insert_markdown(self.ydoc, markdown, after))
+
+    async def append_markdown(self, markdown: str) -> list[str]:
+        """``insert_markdown`` at the end of the document (after its last top-level block)."""
+        return await self._write(
+            lambda: block_builder.insert_markdown(self.ydoc, markdown, self._last_block_id())
+        )
+
+    def _last_block_id(self) -> str | None:
+        blocks = blocknote.read_blocks(self.ydoc)
+        return blocks[-1].id if blocks else None
 
     async def replace_section(self, heading_id: str, markdown: str) -> SectionChange:
         """Make what follows a heading (up to the next heading of its level or higher) read as
@@ -614,6 +638,16 @@ class DocsSession:
     def delete_block_sync(self, block_id: str) -> None:
         """Blocking ``delete_block()``."""
         self._blocking(lambda: self.delete_block(block_id))
+
+    def append_block_sync(
+        self, text: str, type: str = "paragraph", level: int | None = None, **options: Any
+    ) -> str:
+        """Blocking ``append_block()``."""
+        return self._blocking(lambda: self.append_block(text, type, level, **options))
+
+    def append_markdown_sync(self, markdown: str) -> list[str]:
+        """Blocking ``append_markdown()``."""
+        return self._blocking(lambda: self.append_markdown(markdown))
 
     def insert_markdown_sync(self, markdown: str, after: str | None = None) -> list[str]:
         """Blocking ``insert_markdown()``."""
