@@ -52,6 +52,8 @@ class Driver(ABC):
         self.background: set[asyncio.Task[Any]] = set()
         self.total_cost_usd = 0.0
         self.cli_version = ""
+        self._loop_guard: asyncio.Task[None] | None = None
+        self._stopped: asyncio.Event | None = None
 
     # -- state --------------------------------------------------------------------------------------
 
@@ -85,6 +87,7 @@ class Driver(ABC):
         if self.loop is not None and self.loop is not loop:
             raise InvalidInput("this runner belongs to another event loop; use it from that loop")
         self.loop = loop
+        self._guard_the_loop(loop)
         stopping = self.stopping
         if stopping is not None and not stopping.done():
             await asyncio.shield(stopping)  # a CLI being stopped (bounded)
@@ -92,6 +95,31 @@ class Driver(ABC):
             self.start_lock = asyncio.Lock()
         async with self.start_lock:
             await self.prepare()
+
+    def _guard_the_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """A task that stops the CLI when the loop ends with the runner still started.
+
+        ``asyncio.run`` cancels the tasks left when its coroutine returns and runs them to their end:
+        a script that forgot ``await runner.stop()`` gets its CLI stopped there, on a live loop, instead
+        of a subprocess transport closed by the garbage collector on a closed loop ("Event loop is
+        closed" noise). ``stop()`` ends the guard quietly.
+        """
+        if self._loop_guard is not None and not self._loop_guard.done():
+            return
+        self._stopped = asyncio.Event()
+        self._loop_guard = loop.create_task(self._stop_when_the_loop_ends(self._stopped))
+
+    async def _stop_when_the_loop_ends(self, stopped: asyncio.Event) -> None:
+        try:
+            await stopped.wait()
+        except asyncio.CancelledError:
+            try:
+                for task in list(self.background):
+                    task.cancel()
+                await self.stop_process()
+            finally:
+                self.runner.status = "closed"
+            raise
 
     @abstractmethod
     async def prepare(self) -> None:
@@ -230,6 +258,8 @@ class Driver(ABC):
             await self.stop_process()
         for task in list(self.background):
             task.cancel()
+        if self._stopped is not None:
+            self._stopped.set()  # the loop guard ends: nothing left to stop
 
     async def stop_process(self) -> None:
         if self.process is not None:

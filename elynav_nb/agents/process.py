@@ -422,10 +422,11 @@ class CliProcess:
             await self._wait_exit(bounds.sigkill)
         await process.wait()
         await self._end_orphans(bounds.orphans)
-        try:
-            await asyncio.wait_for(self.exited.wait(), timeout=5.0)
-        except TimeoutError:
-            pass
+        if not self.exited.is_set() and any(not task.done() for task in self._tasks):
+            try:  # stdout read to its end, then on_exit (unless those tasks were cancelled: a loop ending)
+                await asyncio.wait_for(self.exited.wait(), timeout=5.0)
+            except TimeoutError:
+                pass
         for task in self._tasks:
             if not task.done():
                 task.cancel()
