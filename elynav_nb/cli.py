@@ -4,19 +4,28 @@ Where it sits: at the edge. Each capability owns its commands in ``<capability>/
 which offers ``configure(parser)`` (adds arguments, imports nothing heavy) and ``run(args) -> int``.
 This module only builds the argparse tree from ``COMMANDS`` and dispatches; typed errors are
 printed as one line ``CODE: message`` with exit status 2.
+
+Usage errors speak for the command they are about: ``elynav mcp`` alone prints the help of the
+``mcp`` group, ``elynav demo --bogus`` the usage of ``demo`` (each parser in the tree is stored in
+the parsed arguments as ``help_parser``, the deepest one named on the command line winning).
+``elynav --version`` prints ``elynav-nb <version>`` (the installed distribution's version, else
+``elynav_nb.__version__``).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 from collections.abc import Sequence
 from types import ModuleType
 
 from elynav_nb.errors import ElynavError
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "build_parser", "main", "package_version"]
+
+DISTRIBUTION_NAME = "elynav-nb"
 
 # (words after `elynav`, module, one-line help)
 COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
@@ -46,6 +55,7 @@ def _load_command_module(module_name: str) -> ModuleType | None:
 
 def build_parser(commands: Sequence[tuple[tuple[str, ...], str, str]] = COMMANDS) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="elynav", description="Elynav agent platform from Python.")
+    parser.add_argument("--version", action="version", version=f"{DISTRIBUTION_NAME} {package_version()}")
     groups: dict[tuple[str, ...], argparse._SubParsersAction[argparse.ArgumentParser]] = {
         (): parser.add_subparsers(dest="command", metavar="COMMAND")
     }
@@ -60,12 +70,23 @@ def build_parser(commands: Sequence[tuple[tuple[str, ...], str, str]] = COMMANDS
                 group_parser = groups[words[: depth - 1]].add_parser(
                     prefix[-1], help=f"{prefix[-1]} commands"
                 )
+                group_parser.set_defaults(help_parser=group_parser)
                 group_parsers[prefix] = group_parser
                 groups[prefix] = group_parser.add_subparsers(dest=f"command_{depth}", metavar="COMMAND")
         command_parser = groups[words[:-1]].add_parser(words[-1], help=help_text, description=help_text)
         module.configure(command_parser)
-        command_parser.set_defaults(run_command=module.run)
+        command_parser.set_defaults(run_command=module.run, help_parser=command_parser)
     return parser
+
+
+def package_version() -> str:
+    """The installed ``elynav-nb`` version; ``elynav_nb.__version__`` when it is not installed."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION_NAME)
+    except importlib.metadata.PackageNotFoundError:
+        from elynav_nb import __version__
+
+        return __version__
 
 
 def _commands_named_by(argv: Sequence[str]) -> list[tuple[tuple[str, ...], str, str]]:
@@ -77,10 +98,13 @@ def _commands_named_by(argv: Sequence[str]) -> list[tuple[tuple[str, ...], str, 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments_given = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_commands_named_by(arguments_given))
-    arguments = parser.parse_args(arguments_given)
+    arguments, unrecognized = parser.parse_known_args(arguments_given)
+    help_parser: argparse.ArgumentParser = getattr(arguments, "help_parser", parser)
+    if unrecognized:  # exits 2 with the usage of the command they were given to
+        help_parser.error(f"unrecognized arguments: {' '.join(unrecognized)}")
     run_command = getattr(arguments, "run_command", None)
-    if run_command is None:
-        parser.print_help()
+    if run_command is None:  # `elynav` or a group (`elynav mcp`) alone: its own help
+        help_parser.print_help()
         return 2
     try:
         return int(run_command(arguments) or 0)

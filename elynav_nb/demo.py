@@ -14,7 +14,14 @@ document as saved over REST. On the stand-in, directive lines in the prompt make
 would; the real CLI is asked in words to write its answer into the document. Then the office: an
 ``Office`` on the same workspace, where the orchestrator delegates to ``elynav-sdr`` by running
 ``elynav ask`` in its Bash tool (a real process, identified by the office from the process tree);
-the reply and the unified history (who asked whom, outcome, times) are printed.
+its summary line, the reply text and the unified history (who asked whom, outcome, times) are
+printed.
+
+Before anything starts, ``run`` checks what the command line asked for, so a mistake is one typed
+line naming the fix on the command line: ``--agent`` must be one of the six Elynav agents (or an
+agent defined where ``--workspace`` points), ``--real`` / ``--cli codex|gemini`` need that CLI
+installed (else: drop the flag for the stand-in, or install it); a ``--workspace`` that cannot be
+created or written is ``INVALID_INPUT`` naming its whole path.
 
 ``--cli codex`` / ``--cli gemini`` run the same demo on that CLI (always the real one: there is no
 stand-in for them; its own login, or a model API given by its environment variables), the office's
@@ -43,12 +50,14 @@ from elynav_nb.agents import (
     ToolUse,
     TurnResult,
     builtin_agents,
+    find_agent_file,
     install_agents,
 )
-from elynav_nb.agents.locate import check_cli_name
+from elynav_nb.agents.locate import check_cli_name, locate_cli
 from elynav_nb.crm import write_mcp_config
 from elynav_nb.crm.demo_database import create_demo_database
 from elynav_nb.docs import DocsSession
+from elynav_nb.errors import AgentNotFound, CliNotFound, InvalidInput
 from elynav_nb.office import Office, Reply
 from elynav_nb.sandbox.docs_server import DocsSandbox
 
@@ -74,6 +83,12 @@ OFFICE_REQUEST = (
     "Demande à elynav-sdr, avec elynav ask, quels comptes relancer cette semaine, puis résume sa réponse."
 )
 OFFICE_DELEGATION = "Quels comptes relancer cette semaine ?"
+CLI_INSTALL_COMMANDS = {
+    "claude": "npm install -g @anthropic-ai/claude-code",
+    "codex": "npm install -g @openai/codex",
+    "gemini": "npm install -g @google/gemini-cli",
+}
+CLI_VARIABLES = {"claude": "ELYNAV_AGENT_CLI", "codex": "ELYNAV_CODEX_CLI", "gemini": "ELYNAV_GEMINI_CLI"}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -94,6 +109,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo; 0 only when its turn and the office's ask completed (any CLI)."""
+    check_demo_agent(args.agent, args.workspace)
+    if args.real or args.cli != "claude":
+        check_real_cli(args.cli, real_flag=args.real)
     options = {
         "agent": args.agent,
         "prompt": args.prompt,
@@ -109,14 +127,69 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result.ok and reply.ok else 1
 
 
+def check_demo_agent(agent: str, workspace: Path | None) -> None:
+    """``AGENT_NOT_FOUND`` listing the six Elynav agents unless ``agent`` is one of them, or an agent
+    the CLI would find from ``workspace`` (or, for a scratch folder, from the temporary folder)."""
+    names = sorted(builtin_agents())
+    if agent in names:
+        return
+    seen_from = workspace if workspace is not None else Path(tempfile.gettempdir())
+    if find_agent_file(seen_from, agent) is not None:
+        return
+    elsewhere = f", or one defined in {workspace.absolute()}/.claude/agents" if workspace is not None else ""
+    raise AgentNotFound(
+        f"no agent {agent!r} for the demo: pass --agent with one of the six Elynav agents it installs: "
+        f"{', '.join(names)} (default: {DEFAULT_AGENT}){elsewhere}",
+        details={"agent": agent, "choices": names},
+    )
+
+
+def check_real_cli(cli: str, *, real_flag: bool) -> None:
+    """``CLI_NOT_FOUND`` saying what to change on the command line when the real ``cli`` is not installed."""
+    cli_name = check_cli_name(cli)
+    try:
+        locate_cli(None, fallback_to_standin=False, cli=cli_name)
+    except CliNotFound as error:
+        executable = error.details.get("executable")
+        missing = (
+            f"the {cli} CLI {executable!r} named by ${CLI_VARIABLES[cli]} is not found (fix or unset it)"
+            if executable
+            else f"the {cli} CLI is not on PATH"
+        )
+        flags = ([f"--cli {cli}"] if cli != "claude" else []) + (["--real"] if real_flag else [])
+        raise CliNotFound(
+            f"{missing}; drop {' and '.join(flags)} to run the demo on the embedded stand-in "
+            f"(`elynav demo`), or install it (`{CLI_INSTALL_COMMANDS[cli]}`), log in, and run "
+            f"`elynav demo {' '.join(flags)}` again",
+            details=error.details,
+        ) from None
+
+
 def prepare_workspace(workspace: Path) -> Path:
-    """Agents, a demo CRM and ``.mcp.json`` in ``workspace``; returns the CRM database path."""
-    workspace.mkdir(parents=True, exist_ok=True)
-    install_agents(workspace)
-    database = workspace / "crm-demo.sqlite"
-    if not database.exists():
-        create_demo_database(database, accounts=60, seed=7)
-    write_mcp_config(workspace, crm_database=database, docs=True)
+    """Agents, a demo CRM and ``.mcp.json`` in ``workspace``; returns the CRM database path.
+
+    A folder that cannot be created or written is ``INVALID_INPUT`` naming its whole path."""
+    if workspace.exists() and not workspace.is_dir():
+        raise InvalidInput(
+            f"the demo workspace {workspace.absolute()} is a file, not a folder; pass --workspace a folder "
+            "(created if missing), or leave --workspace out to run in a scratch folder",
+            details={"path": str(workspace.absolute())},
+        )
+    try:
+        workspace.mkdir(parents=True, exist_ok=True)
+        install_agents(workspace)
+        database = workspace / "crm-demo.sqlite"
+        if not database.exists():
+            create_demo_database(database, accounts=60, seed=7)
+        write_mcp_config(workspace, crm_database=database, docs=True)
+    except OSError as error:
+        where = f" ({error.filename})" if error.filename and Path(error.filename) != workspace else ""
+        raise InvalidInput(
+            f"the demo workspace {workspace.absolute()} cannot be set up: {error.strerror or error}{where}; "
+            "pass --workspace a folder you can create and write to, or leave --workspace out to run in "
+            "a scratch folder",
+            details={"path": str(workspace.absolute())},
+        ) from None
     return database
 
 
@@ -225,6 +298,9 @@ async def run_office_step(
         )
         reply = await asyncio.wait_for(office.ask("orchestrator", request), timeout=timeout)
         print(reply.summary_line(), file=output)
+        print(f"Reply of {reply.agent}:", file=output)
+        for line in (reply.text.strip() or "(empty)").splitlines():
+            print(f"  {line}", file=output)
         print("History (.elynav/history.jsonl):", file=output)
         for row in office.history().itertuples():
             print(

@@ -41,7 +41,12 @@ def test_elynav_demo_streams_a_turn_with_a_real_mcp_call(tmp_path):
         "elynav office · elynav-orchestrator delegates to elynav-sdr with `elynav ask` (a real process)"
     )
     assert lines[office_at + 1].startswith("done · user -> elynav-orchestrator · ask ")
-    assert lines[office_at + 2] == "History (.elynav/history.jsonl):"
-    assert lines[office_at + 3].startswith("  user -> elynav-orchestrator · done · waited ")
-    assert lines[office_at + 4].startswith("  elynav-orchestrator -> elynav-sdr · done · waited ")
+    # The reply itself is printed (README: "the reply and the office's history are printed"), indented.
+    assert lines[office_at + 2] == "Reply of elynav-orchestrator:"
+    history_at = lines.index("History (.elynav/history.jsonl):")
+    reply_lines = lines[office_at + 3 : history_at]
+    assert reply_lines and all(line.startswith("  ") for line in reply_lines)
+    assert "You said: Demande à elynav-sdr, avec elynav ask" in "\n".join(reply_lines)
+    assert lines[history_at + 1].startswith("  user -> elynav-orchestrator · done · waited ")
+    assert lines[history_at + 2].startswith("  elynav-orchestrator -> elynav-sdr · done · waited ")
     assert (tmp_path / ".elynav" / "history.jsonl").is_file()

@@ -11,7 +11,14 @@ Frames are Arrow-backed (``int64[pyarrow]``, ``string[pyarrow]``, ``timestamp[us
 categories stay ``category``); ``dtype_backend="numpy_nullable"`` on the read methods, or
 ``columns.with_numpy_dtypes(frame)`` on any frame, gives NumPy-backed dtypes instead.
 
-Three faces: a one-line ``repr``, ``_repr_html_`` (rows per table) and ``to_frame()`` (accounts).
+Three faces: a one-line ``repr``, ``_repr_html_`` (rows per table) and ``to_frame()`` (accounts;
+``to_frame("contacts")`` for another table).
+
+Opening a path that holds no database: ``Crm.open(path)`` refuses it (``NOT_FOUND``), as
+``pandas.read_csv`` or ``read_parquet`` refuse a missing file, so a mistyped path fails at once
+instead of showing an empty CRM; ``Crm.open(path, create=True)`` creates an empty CRM there (and
+migrates an older one), which is what ``elynav mcp crm --db PATH`` always does for its agents.
+``elynav crm demo --db PATH`` creates one filled with demo data.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import sys
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -35,7 +43,7 @@ from elynav_nb.crm.frames import mcp_result_to_frame
 from elynav_nb.crm.reader import read_table, read_table_counts
 from elynav_nb.crm.server import TOOL_NAMES
 from elynav_nb.crm.session import McpStdioSession
-from elynav_nb.crm.store import connect_read_only
+from elynav_nb.crm.store import CrmStore, connect_read_only
 from elynav_nb.errors import ElynavError, InvalidInput
 
 __all__ = ["Crm"]
@@ -73,11 +81,19 @@ class Crm:
         cls,
         database_path: str | Path,
         *,
+        create: bool = False,
         python_executable: str | None = None,
         call_timeout_seconds: float = 60.0,
     ) -> Crm:
-        """Open an existing CRM database (checked now, read-only); the MCP server starts at the first call."""
+        """Open a CRM database (checked now, read-only); the MCP server starts at the first call.
+
+        A missing file is refused (``NOT_FOUND``, like pandas' readers: a typo never gives an empty
+        CRM) unless ``create=True``, which creates an empty CRM there, or migrates an older one, as
+        ``elynav mcp crm --db PATH`` does. Its folder must exist either way.
+        """
         path = Path(database_path).expanduser().resolve()
+        if create:
+            CrmStore.open(path).close()  # creates or migrates; a folder or a foreign file stays refused
         connect_read_only(path).close()  # NotFound / StoreCorrupt now rather than later
         return cls(
             path,
@@ -103,9 +119,10 @@ class Crm:
         """Every opportunity, by id."""
         return read_table(self.database_path, "opportunities", dtype_backend=dtype_backend)
 
-    def to_frame(self, *, dtype_backend: DtypeBackend = "pyarrow") -> pd.DataFrame:
-        """The accounts."""
-        return self.accounts(dtype_backend=dtype_backend)
+    def to_frame(self, table: str = "accounts", *, dtype_backend: DtypeBackend = "pyarrow") -> pd.DataFrame:
+        """One table, by id: the accounts unless ``table`` names another (``"contacts"``, ``"activities"``,
+        ``"opportunities"``; anything else is ``INVALID_INPUT`` listing them)."""
+        return read_table(self.database_path, table, dtype_backend=dtype_backend)
 
     def counts(self) -> dict[str, int]:
         """Rows per table."""
@@ -113,19 +130,26 @@ class Crm:
 
     # --- MCP ------------------------------------------------------------------------------
 
-    async def call_result(self, tool: str, **arguments: Any) -> CallToolResult:
-        """The raw MCP result of one tool call through the stdio server."""
+    async def call_result(
+        self, tool: str, arguments: Mapping[str, Any] | None = None, **keyword_arguments: Any
+    ) -> CallToolResult:
+        """The raw MCP result of one tool call through the stdio server (arguments as in ``call``)."""
         if tool not in TOOL_NAMES:
             raise InvalidInput(f"unknown CRM tool {tool!r}; use one of: {', '.join(TOOL_NAMES)}")
-        return await self._session.call_tool(tool, arguments)
+        return await self._session.call_tool(tool, _tool_arguments(tool, arguments, keyword_arguments))
 
-    async def call(self, tool: str, **arguments: Any) -> pd.DataFrame:
+    async def call(
+        self, tool: str, arguments: Mapping[str, Any] | None = None, **keyword_arguments: Any
+    ) -> pd.DataFrame:
         """Call one CRM tool over MCP; the rows come back as a DataFrame with CRM dtypes.
 
+        The tool's arguments as keywords (``crm.call("search_accounts", query="acme")``), as one
+        dict, the shape MCP and the OpenAI-style tools use (``crm.call("search_accounts",
+        {"query": "acme"})``), or both (a name given twice is ``INVALID_INPUT``).
         Pages keep ``next_cursor`` in ``frame.attrs``; a tool error raises its typed error
         (``InvalidInput``, ``NotFound``, ``Duplicate`` with ``details["existing_id"]``, ...).
         """
-        frame = mcp_result_to_frame(await self.call_result(tool, **arguments))
+        frame = mcp_result_to_frame(await self.call_result(tool, arguments, **keyword_arguments))
         record = _TOOL_RECORDS.get(tool)
         if frame.empty and not len(frame.columns) and record is not None:
             attributes = dict(frame.attrs)
@@ -183,3 +207,24 @@ class Crm:
             f"<b>CRM</b> <code>{html.escape(self.database_path.name)}</code>"
             f"<table><thead><tr><th>table</th><th>rows</th></tr></thead><tbody>{rows}</tbody></table>"
         )
+
+
+def _tool_arguments(
+    tool: str, arguments: Mapping[str, Any] | None, keyword_arguments: dict[str, Any]
+) -> dict[str, Any]:
+    """The dict of arguments and the keywords, merged; ``INVALID_INPUT`` for a non-mapping or a name given twice."""
+    if arguments is None:
+        return dict(keyword_arguments)
+    if not isinstance(arguments, Mapping):
+        raise InvalidInput(
+            f"the arguments of {tool} must be a dict of argument names to values (or keywords), "
+            f"got {type(arguments).__name__}"
+        )
+    merged = {str(name): value for name, value in arguments.items()}
+    twice = sorted(set(merged) & set(keyword_arguments))
+    if twice:
+        raise InvalidInput(
+            f"{tool}: {', '.join(twice)} given both in the dict and as a keyword; give each once"
+        )
+    merged.update(keyword_arguments)
+    return merged

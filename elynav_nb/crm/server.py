@@ -41,7 +41,7 @@ from pydantic import Field
 
 from elynav_nb._mcp_errors import typed_error_result
 from elynav_nb.crm import domain
-from elynav_nb.crm.command import configure
+from elynav_nb.crm.command import check_database_path, configure
 from elynav_nb.crm.domain import (
     Account,
     AccountDetail,
@@ -406,7 +406,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure(parser)  # the same options as `elynav mcp crm`
     arguments = parser.parse_args(argv)
     try:
-        serve_stdio(arguments.db, busy_timeout_seconds=arguments.busy_timeout)
+        database = check_database_path(arguments.db)  # the same checks and messages as `elynav mcp crm`
+        serve_stdio(str(database), busy_timeout_seconds=arguments.busy_timeout)
     except ElynavError as error:
         print(f"{error.code}: {error}", file=sys.stderr)
         return 2

@@ -72,41 +72,65 @@ def _check_schema_version(connection: sqlite3.Connection, path: Path) -> int:
     except sqlite3.OperationalError as error:
         if _is_busy(error):
             raise DatabaseBusy(
-                f"the CRM database {path.name} is locked by another process; retry shortly"
+                f"the CRM database {path} is locked by another process; retry shortly"
             ) from None
-        raise StoreCorrupt(
-            f"{path.name} cannot be read as a SQLite database; it was left untouched"
-        ) from None
+        raise StoreCorrupt(f"{path} cannot be read as a SQLite database; it was left untouched") from None
     except sqlite3.DatabaseError:
-        raise StoreCorrupt(f"{path.name} is not a SQLite database; it was left untouched") from None
+        raise StoreCorrupt(f"{path} is not a SQLite database; it was left untouched") from None
     if version > SCHEMA_VERSION:
         raise StoreCorrupt(
-            f"{path.name} has CRM schema version {version}, newer than version {SCHEMA_VERSION} that this "
+            f"{path} has CRM schema version {version}, newer than version {SCHEMA_VERSION} that this "
             "elynav_nb knows; upgrade elynav_nb. The file was left untouched (never downgraded)",
             details={"schema_version": version, "supported_version": SCHEMA_VERSION},
         )
     if version == 0 and table_count > 0:
         raise StoreCorrupt(
-            f"{path.name} is a SQLite database but not an elynav CRM ({table_count} foreign tables, "
+            f"{path} is a SQLite database but not an elynav CRM ({table_count} foreign tables, "
             "schema version 0); it was left untouched"
         )
     return version
 
 
+def _refuse_a_folder(database_path: Path) -> None:
+    """``INVALID_INPUT`` when the path given for the database file is a folder."""
+    if database_path.is_dir():
+        raise InvalidInput(
+            f"the CRM database path {database_path} is a folder, not a database file; give the path of a "
+            f"file in it, e.g. {database_path / 'crm.sqlite'}",
+            details={"path": str(database_path)},
+        )
+
+
+def _connect(target: str | Path, database_path: Path, **options: Any) -> sqlite3.Connection:
+    """``sqlite3.connect``, with SQLite's refusal to open the file as a typed error naming the path."""
+    try:
+        connection: sqlite3.Connection = sqlite3.connect(target, **options)
+    except sqlite3.Error as error:
+        raise ServiceError(
+            f"SQLite cannot open the CRM database {database_path} ({error}); check that it is a file you "
+            "may read and write, in a folder you may write to",
+            details={"path": str(database_path)},
+        ) from None
+    return connection
+
+
 def connect_read_only(path: str | Path) -> sqlite3.Connection:
     """A read-only connection (``mode=ro``) to an existing CRM database at the current schema version."""
     database_path = Path(path).expanduser().resolve()
+    _refuse_a_folder(database_path)
     if not database_path.is_file():
         raise NotFound(
-            f"no CRM database at {database_path.name}; create one with `elynav crm demo` or CrmStore.open"
+            f"no CRM database at {database_path}; create one with demo data (`elynav crm demo --db "
+            f"{database_path}`) or an empty one (in Python: Crm.open(path, create=True))",
+            details={"path": str(database_path)},
         )
-    connection = sqlite3.connect(database_path.as_uri() + "?mode=ro", uri=True)
+    connection = _connect(database_path.as_uri() + "?mode=ro", database_path, uri=True)
     try:
         version = _check_schema_version(connection, database_path)
         if version < SCHEMA_VERSION:
             raise StoreCorrupt(
-                f"{database_path.name} has CRM schema version {version}, older than {SCHEMA_VERSION}: open it "
-                "once for writing (CrmStore.open or `elynav mcp crm --db ...`) to migrate it"
+                f"{database_path} has CRM schema version {version}, older than {SCHEMA_VERSION}: open it "
+                f"once for writing (`elynav mcp crm --db {database_path}`, or CrmStore.open) to migrate it"
             )
     except BaseException:
         connection.close()
@@ -141,10 +165,19 @@ class CrmStore:
     ) -> CrmStore:
         """Open (creating it when missing) and migrate the database at ``path``."""
         database_path = Path(path).expanduser().resolve()
+        _refuse_a_folder(database_path)
         if not database_path.parent.is_dir():
-            raise NotFound(f"the folder for the CRM database does not exist: {database_path.parent.name}")
-        connection = sqlite3.connect(
-            database_path, timeout=busy_timeout_seconds, isolation_level=None, check_same_thread=False
+            raise NotFound(
+                f"the folder {database_path.parent} for the CRM database {database_path} does not exist; "
+                f"create it first (mkdir -p {database_path.parent}) or choose a path in an existing folder",
+                details={"path": str(database_path)},
+            )
+        connection = _connect(
+            database_path,
+            database_path,
+            timeout=busy_timeout_seconds,
+            isolation_level=None,
+            check_same_thread=False,
         )
         store = cls(connection, database_path, busy_timeout_seconds=busy_timeout_seconds, clock=clock)
         try:
@@ -186,7 +219,7 @@ class CrmStore:
         if isinstance(error, sqlite3.OperationalError) and _is_busy(error):
             return self._busy_error()
         if isinstance(error, sqlite3.DatabaseError) and "malformed" in str(error).lower():
-            return StoreCorrupt(f"the CRM database {self.path.name} is damaged (SQLite: malformed)")
+            return StoreCorrupt(f"the CRM database {self.path} is damaged (SQLite: malformed)")
         return ServiceError(f"the CRM database refused the operation ({type(error).__name__})")
 
     def _run_pragma(self, statement: str) -> None:

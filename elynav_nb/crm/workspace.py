@@ -76,12 +76,10 @@ def _read_existing_servers(config_path: Path) -> tuple[dict[str, Any], dict[str,
     try:
         document = json.loads(config_path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError):
-        raise StoreCorrupt(
-            f"{config_path.name} in the workspace is not valid JSON; it was left untouched"
-        ) from None
+        raise StoreCorrupt(f"{config_path} is not valid JSON; it was left untouched") from None
     servers = document.get("mcpServers", {}) if isinstance(document, dict) else None
     if not isinstance(servers, dict):
-        raise StoreCorrupt(f"{config_path.name} has no mcpServers object; it was left untouched")
+        raise StoreCorrupt(f"{config_path} has no mcpServers object; it was left untouched")
     return document, dict(servers)
 
 
@@ -97,7 +95,9 @@ def write_mcp_config(
     """Write ``<workspace>/.mcp.json`` declaring the chosen servers; returns its path."""
     workspace_path = Path(workspace).expanduser().resolve()
     if not workspace_path.is_dir():
-        raise NotFound(f"the workspace folder {workspace_path.name} does not exist")
+        raise NotFound(
+            f"the workspace folder {workspace_path} does not exist", details={"path": str(workspace_path)}
+        )
     new_servers: dict[str, dict[str, Any]] = {}
     if crm_database is not None:
         new_servers["crm"] = crm_server_entry(crm_database, python_executable=python_executable)

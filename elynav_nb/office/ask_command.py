@@ -15,31 +15,65 @@ process) and say nothing about who they are: the office finds out from the socke
     130 interrupted  the ask is cancelled by the office when this process goes away
 
 Its ask id goes to stderr first (``elynav ask: ask <id> to <agent>``), for ``elynav cancel``.
+
+Stdout holds a complete reply or nothing. When the ask did not end ``done`` (exit 1, 3 or 4), the
+text the agent had written so far is cut off: it goes to stderr, after the line
+``elynav ask: partial reply (<outcome>), not an answer:``, and stdout stays empty, so a caller that
+reads stdout never takes half a sentence for the answer. ``--timeout`` takes a positive, finite
+number of seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import socket
 import sys
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["EXIT_CODES", "configure", "run"]
+__all__ = ["EXIT_CODES", "PARTIAL_REPLY_HEADER", "configure", "positive_seconds", "run"]
 
 EXIT_CODES = {"done": 0, "failed": 1, "cancelled": 3, "timeout": 4}
+PARTIAL_REPLY_HEADER = "elynav ask: partial reply ({outcome}), not an answer:"
+"""The stderr line before the cut-off text of an ask that did not end ``done`` (stdout stays empty)."""
+
+_EPILOG = """\
+exit status: 0 done (the whole reply on stdout), 1 failed, 3 cancelled, 4 timeout,
+2 refused (CODE: message on stderr), 130 interrupted.
+stdout holds a complete reply or nothing: when the ask does not end done, the text
+written so far goes to stderr after the line
+  elynav ask: partial reply (<outcome>), not an answer:
+and stdout stays empty. The ask id is on stderr first, for `elynav cancel ID`."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = _EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("agent", help="the agent to ask (e.g. elynav-sdr)")
     parser.add_argument(
         "text", nargs="+", help="what to ask (several words are joined; '-' reads standard input)"
     )
     parser.add_argument(
-        "--timeout", type=float, default=None, metavar="SECONDS", help="bound on the whole ask"
+        "--timeout",
+        type=positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="bound on the whole ask, a positive number of seconds (default: the office's)",
     )
     add_socket_option(parser)
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above zero (``-5``, ``0``, ``nan``, ``inf`` refused)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a positive, finite number of seconds, e.g. 600")
+    return seconds
 
 
 def add_socket_option(parser: argparse.ArgumentParser) -> None:
@@ -51,16 +85,21 @@ def add_socket_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def connect(socket_path: str | None) -> socket.socket:
-    """A connection to the office, or ``OFFICE_UNREACHABLE`` saying why there is none."""
+def connect(socket_path: str | None, *, command: str = "ask") -> socket.socket:
+    """A connection to the office, or ``OFFICE_UNREACHABLE`` saying why there is none.
+
+    ``command`` (``ask`` or ``cancel``) is the command named in the message."""
     from elynav_nb.errors import OfficeUnreachable
     from elynav_nb.office.wire import SOCKET_VARIABLE
 
     path = socket_path or os.environ.get(SOCKET_VARIABLE)
     if not path:
         raise OfficeUnreachable(
-            f"no office to talk to: ${SOCKET_VARIABLE} is not set (elynav ask runs inside an agent started by "
-            "an Office; from a terminal pass --socket with office.socket_path)"
+            f"no office to talk to: ${SOCKET_VARIABLE} is not set. elynav {command} needs the office's "
+            f"socket: run it inside the shell of an agent the office started (the office sets "
+            f"${SOCKET_VARIABLE} there), or pass --socket PATH with the office's socket path "
+            "(office.socket_path in the notebook that runs the office)",
+            details={"variable": SOCKET_VARIABLE},
         )
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -118,13 +157,18 @@ def run(args: argparse.Namespace) -> int:
             if answer["type"] != "reply":
                 continue
             outcome = str(answer.get("outcome"))
-            if answer.get("text"):
-                print(answer["text"], flush=True)
-            if outcome != "done":
-                who = f" by {answer['cancelled_by']}" if answer.get("cancelled_by") else ""
-                print(
-                    f"elynav ask: {outcome}{who}: {answer.get('error_code')}: {answer.get('error')}",
-                    file=sys.stderr,
-                )
+            text = str(answer.get("text") or "")
+            if outcome == "done":
+                if text:
+                    print(text, flush=True)
+                return 0
+            who = f" by {answer['cancelled_by']}" if answer.get("cancelled_by") else ""
+            print(
+                f"elynav ask: {outcome}{who}: {answer.get('error_code')}: {answer.get('error')}",
+                file=sys.stderr,
+            )
+            if text:  # cut off: never on stdout, where it would pass for the answer
+                print(PARTIAL_REPLY_HEADER.format(outcome=outcome), file=sys.stderr)
+                print(text, file=sys.stderr, flush=True)
             return EXIT_CODES.get(outcome, 1)
     raise OfficeUnreachable("the office closed the connection before the reply (it may have stopped)")

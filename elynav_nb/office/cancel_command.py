@@ -4,6 +4,10 @@ Where it sits: an entry of ``elynav_nb.cli.COMMANDS``, beside ``elynav ask`` (wh
 helpers it uses). An agent may cancel only the asks it sent; the user (a process that descends
 from no agent of the office) may cancel any. Anything else: ``NOT_ALLOWED`` on stderr, exit 2,
 and nothing changes.
+
+It needs the office's socket, as ``elynav ask`` does: ``$ELYNAV_OFFICE_SOCKET`` (set in the shell
+of every agent the office starts) or ``--socket PATH`` (the office's ``socket_path``); without
+either, ``OFFICE_UNREACHABLE`` says so, naming ``elynav cancel``.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from elynav_nb.office.ask_command import connect, first_answer
     from elynav_nb.office.wire import encode_cancel_request
 
-    with connect(args.socket) as connection:
+    with connect(args.socket, command="cancel") as connection:
         answer, _ = first_answer(connection, encode_cancel_request(args.ask_id))
     print(f"ask {answer.get('ask_id')}: {answer.get('status')}")
     return 0

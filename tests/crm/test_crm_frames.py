@@ -19,7 +19,7 @@ from elynav_nb.crm.analysis import (
 )
 from elynav_nb.crm.columns import apply_crm_dtypes
 from elynav_nb.crm.schema import SCHEMA_VERSION
-from elynav_nb.errors import NotFound, StoreCorrupt
+from elynav_nb.errors import InvalidInput, NotFound, StoreCorrupt
 
 
 def test_frames_are_arrow_backed(demo_database: Path) -> None:
@@ -197,3 +197,27 @@ def test_repr_never_raises_when_the_file_is_gone(tmp_path: Path) -> None:
     path.unlink()
     assert repr(crm) == "<Crm 'gone.sqlite' unavailable (NOT_FOUND)>"
     assert "unavailable (NOT_FOUND)" in crm._repr_html_()
+
+
+def test_to_frame_takes_a_table_name(demo_database: Path) -> None:
+    crm = Crm.open(demo_database)
+    pd.testing.assert_frame_equal(crm.to_frame(), crm.accounts())  # the default is unchanged
+    pd.testing.assert_frame_equal(crm.to_frame("contacts"), crm.contacts())
+    pd.testing.assert_frame_equal(crm.to_frame(table="activities"), crm.activities())
+    numpy_backed = crm.to_frame("opportunities", dtype_backend="numpy_nullable")
+    pd.testing.assert_frame_equal(numpy_backed, crm.opportunities(dtype_backend="numpy_nullable"))
+    with pytest.raises(InvalidInput, match="unknown CRM table 'deals'; use one of: accounts, contacts"):
+        crm.to_frame("deals")
+
+
+def test_open_creates_an_empty_crm_only_when_asked(tmp_path: Path) -> None:
+    path = tmp_path / "new.sqlite"
+    with pytest.raises(NotFound, match="create=True"):
+        Crm.open(path)
+    assert not path.exists()  # a mistyped path never becomes an empty CRM
+    crm = Crm.open(path, create=True)
+    assert path.is_file() and crm.counts() == dict.fromkeys(crm.counts(), 0)
+    assert crm.to_frame().empty
+    Crm.open(path, create=True)  # an existing CRM is opened as it is
+    with pytest.raises(NotFound, match="does not exist"):
+        Crm.open(tmp_path / "no-such-dir" / "new.sqlite", create=True)

@@ -50,6 +50,15 @@ async def test_create_log_and_search_round_trip_over_stdio(tmp_path: Path) -> No
         assert found["created_at"].dtype == pd.ArrowDtype(pa.timestamp("us", tz="UTC"))
         assert found.dtypes.to_dict() == crm.accounts().dtypes.to_dict()  # the same dtypes both ways
         assert found.attrs == {"next_cursor": None}
+        # the arguments as one dict (the MCP / OpenAI-style shape), or a dict and keywords together
+        by_dict = await crm.call("search_accounts", {"query": "durand logist"})
+        pd.testing.assert_frame_equal(by_dict, found)
+        mixed = await crm.call("search_accounts", {"query": "durand logist"}, limit=1)
+        pd.testing.assert_frame_equal(mixed, found)
+        with pytest.raises(InvalidInput, match="query given both in the dict and as a keyword"):
+            await crm.call("search_accounts", {"query": "a"}, query="b")
+        with pytest.raises(InvalidInput, match="must be a dict"):
+            await crm.call("search_accounts", ["query", "a"])  # type: ignore[arg-type]
         activities = await crm.call("list_activities", account_id=account_id)
         assert activities["subject"].to_list() == ["Appel de découverte"]
         assert str(activities["kind"].dtype) == "category"
