@@ -4,7 +4,8 @@ The public surface: ``Office`` (employees, ``submit`` / ``ask`` / ``try_ask``, `
 ``history()``, ``board()``), ``Employee``, the ``Ask`` handle and its ``Reply``, ``USER`` (the
 sender name of the person at the notebook) and ``ASK_RULE`` (the Bash rule an agent definition
 lists to delegate with ``elynav ask``). Private modules: ``cascade`` and ``rights`` (pure rules),
-``history``, ``workspace``, ``peers``, ``wire``, ``socket_server``, ``ask_command``.
+``ask_running`` and ``office_views`` (the parts of ``Office``), ``history``, ``workspace``, ``peers``,
+``wire``, ``socket_server``, ``ask_command``.
 
 Names load on first use, so ``elynav ask`` (which imports only ``wire`` and ``ask_command``)
 starts without the runner machinery.

@@ -15,6 +15,11 @@ How an ask flows::
       -> _finish: Reply on the ask (+ history "end"), pending child asks cancelled (nobody waits
          for them any more), the employee takes the next ask in its queue
 
+The class is split by responsibility: this module holds its state, life cycle, checks and public
+asking and cancelling surface; ``office/ask_running.py`` (base class ``AskRunning``) runs the asks
+(``_dispatch``, ``_run``, ``_finish``, ``_cancel``, ``_expire``); ``office/office_views.py`` (base
+class ``OfficeViews``) is what it shows (``history()``, ``to_frame()``, ``board()``, listeners, repr).
+
 Cancel: ``office.cancel(ask_id, by)`` checks the right (``office/rights.py``), then cancels every
 ask the cancelled one waits on, at once (the logical cascade: no process has to die first), and
 the ask itself: a queued ask leaves the queue without touching the employee; a running one gets
@@ -25,62 +30,41 @@ the CLI's ``interrupt`` (bounded, then forced stop steps). A deadline works the 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import html
-import importlib
 import math
 import os
 import secrets
 import uuid
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from elynav_nb._display import rich_bundle, view_for
 from elynav_nb.agents.definitions import AgentDefinition
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import (
     AgentBusy,
     AgentNotFound,
     AskNotFound,
-    CliStartFailed,
-    ElynavError,
     InvalidInput,
     NotAllowed,
     RunnerClosed,
 )
-from elynav_nb.office.asks import (
-    Ask,
-    Reply,
-    ReplyOutcome,
-    error_code_for,
-    past_tense,
-    reply_from_turn,
-    synthetic_reply,
-)
+from elynav_nb.office.ask_running import AskRunning
+from elynav_nb.office.asks import Ask, Reply
 from elynav_nb.office.cascade import check_no_cycle
 from elynav_nb.office.employee import Employee
-from elynav_nb.office.history import HistoryLog, fold_records, history_frame, utc_now
+from elynav_nb.office.history import HistoryLog, utc_now
+from elynav_nb.office.office_views import OfficeListener, OfficeViews
 from elynav_nb.office.peers import Caller, identify_caller
 from elynav_nb.office.rights import USER, check_cancel_right
 from elynav_nb.office.socket_server import OfficeSocketServer
 from elynav_nb.office.staffing import ASK_RULE, Executable, resolve_definitions, runner_for
 from elynav_nb.office.workspace import OfficeFiles
 
-if TYPE_CHECKING:
-    import pandas
-
 __all__ = ["ASK_RULE", "Office", "OfficeListener"]
 
-OfficeListener = Callable[[str, Ask | None], None]
-"""``listener(event, ask)``; events: ``queued``, ``started``, ``turn``, ``cancelling``, ``ended`` (with
-their ask), and ``stopped`` (with ``None``)."""
 
-_KEPT_FINISHED_ASKS = 1_000  # ended asks still found by id (cancel stays idempotent)
-
-
-class Office:
+class Office(AskRunning, OfficeViews):
     """The agents of a workspace as employees: FIFO asks, cancel rights, cascading cancel, one history.
 
     ``agents``: names or ``AgentDefinition``s; ``None`` takes every agent defined in
@@ -427,132 +411,6 @@ class Office:
         queued = [ask for employee in self.employees.values() for ask in employee.queue]
         return running + queued
 
-    # -- running -------------------------------------------------------------------------------------
-
-    def _dispatch(self, employee: Employee) -> None:
-        if employee.current is not None or self.status != "open":
-            return
-        while employee.queue:
-            ask = employee.queue.popleft()
-            if ask.done:
-                continue
-            employee.current = ask
-            ask.status = "running"
-            ask.started_at = utc_now()
-            self.history_log.append(
-                {
-                    "record": "start",
-                    "ask_id": ask.id,
-                    "started_at": ask.started_at,
-                    "session_id": employee.session_id,
-                }
-            )
-            assert self._loop is not None
-            task = self._loop.create_task(self._run(employee, ask))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-            self._notify("started", ask)
-            return
-
-    async def _run(self, employee: Employee, ask: Ask) -> None:
-        try:
-            await self._start_runner(employee)
-            if ask.done:
-                return
-            turn = employee.runner.send(ask.text)
-            ask.turn = turn
-            self._notify("turn", ask)
-            if ask.cancel_outcome is not None:
-                turn.cancel(
-                    ask.cancel_reason, outcome="timeout" if ask.cancel_outcome == "timeout" else "cancelled"
-                )
-            result = await turn
-            self._remember_session(employee)  # codex names its thread during the first turn
-            self._finish(ask, reply_from_turn(ask, result))
-        except ElynavError as error:
-            self._finish(ask, self._synthetic(ask, "failed", str(error), error.code))
-        except asyncio.CancelledError:
-            self._finish(ask, self._synthetic(ask, "failed", "the office stopped", "OFFICE_STOPPED"))
-            raise
-        except Exception as error:  # never leave an ask pending: its callers would wait forever
-            self._finish(
-                ask, self._synthetic(ask, "failed", f"{type(error).__name__}: {error}", "AGENT_PROCESS_ERROR")
-            )
-
-    async def _start_runner(self, employee: Employee) -> None:
-        """Start the employee's CLI; a conversation that cannot be resumed is replaced by a new one."""
-        runner = employee.runner
-        if runner.is_running:
-            return
-        try:
-            await runner.start()
-        except CliStartFailed as error:
-            if "No conversation found" not in f"{error} {error.details.get('stderr_tail', '')}":
-                raise
-            previous = runner.session_id
-            employee.runner = self._make_runner(employee.definition, employee.token, resume=None)
-            self.history_log.note(
-                f"session {previous} could not be resumed; a new conversation began", agent=employee.name
-            )
-            await employee.runner.start()
-        self._remember_session(employee)
-
-    def _remember_session(self, employee: Employee) -> None:
-        if self._sessions.get(employee.name) == employee.session_id:
-            return
-        self._sessions[employee.name] = employee.session_id
-        self.files.save_sessions(self._sessions)
-
-    def _synthetic(self, ask: Ask, outcome: ReplyOutcome, error: str, error_code: str) -> Reply:
-        return synthetic_reply(
-            ask, outcome, error, error_code, session_id=self.employees[ask.agent].session_id
-        )
-
-    def _finish(self, ask: Ask, reply: Reply) -> None:
-        """Settle an ask once; free its employee; cancel what it was still waiting on."""
-        if ask.done:
-            return
-        timer = self._timers.pop(ask.id, None)
-        if timer is not None:
-            timer.cancel()
-        ask._settle(reply)
-        self.history_log.append(
-            {
-                "record": "end",
-                "ask_id": ask.id,
-                "outcome": reply.outcome,
-                "reply": reply.text,
-                "error_code": reply.error_code,
-                "error": reply.error,
-                "cancelled_by": reply.cancelled_by,
-                "ended_at": reply.ended_at,
-                "session_id": reply.session_id,
-                "cost_usd": reply.cost_usd,
-            }
-        )
-        employee = self.employees[ask.agent]
-        with contextlib.suppress(ValueError):
-            employee.queue.remove(ask)
-        if employee.current is ask:
-            employee.current = None
-            employee.asks_served += 1
-            self._remember_session(employee)
-        for child in ask.pending_children():
-            self._cancel(
-                child,
-                by=ask.cancelled_by,
-                outcome="cancelled",
-                reason=f"the ask it was sent from ({ask.id}, {ask.sender} -> {ask.agent}) ended {reply.outcome}",
-            )
-        self._forget_when_old(ask)
-        self._notify("ended", ask)
-        self._dispatch(employee)
-
-    def _forget_when_old(self, ask: Ask) -> None:
-        self._finished_order.append(ask.id)
-        while len(self._finished_order) > _KEPT_FINISHED_ASKS:
-            self._asks.pop(self._finished_order.popleft(), None)
-
     # -- cancelling ------------------------------------------------------------------------------------
 
     def cancel(self, ask_id: str | Ask, *, by: str = USER, reason: str = "") -> Ask:
@@ -565,105 +423,3 @@ class Office:
         check_cancel_right(ask_id=ask.id, ask_sender=ask.sender, agent=ask.agent, caller=caller)
         self._cancel(ask, by=caller, outcome="cancelled", reason=reason or f"cancelled by {caller}")
         return ask
-
-    def _cancel(self, ask: Ask, *, by: str, outcome: ReplyOutcome, reason: str) -> None:
-        if ask.done or ask.cancelling:
-            return
-        ask.cancelled_by = by if outcome == "cancelled" else ""
-        ask.cancel_outcome = outcome
-        ask.cancel_reason = reason
-        for child in ask.pending_children():  # the logical cascade: at once, no process has to die first
-            self._cancel(
-                child,
-                by=by,
-                outcome=outcome,  # a deadline that ran out ends the whole chain as a timeout
-                reason=f"the ask it was sent from ({ask.id}, {ask.sender} -> {ask.agent}) was {past_tense(outcome)}",
-            )
-        if ask.status == "queued" or ask.turn is None and ask.status == "running":
-            self._finish(ask, self._synthetic(ask, outcome, reason, error_code_for(outcome)))
-            return
-        self._notify("cancelling", ask)
-        assert ask.turn is not None
-        ask.turn.cancel(reason, outcome="timeout" if outcome == "timeout" else "cancelled")
-
-    def _expire(self, ask: Ask, bound: float) -> None:
-        self._timers.pop(ask.id, None)
-        self._cancel(ask, by="", outcome="timeout", reason=f"no reply within {bound:.3g} s")
-
-    # -- reading ---------------------------------------------------------------------------------------
-
-    def history(self, agent: str | None = None) -> pandas.DataFrame:
-        """The unified history (one row per ask, every conversation); ``agent`` keeps its asks both ways."""
-        rows = fold_records(self.history_log.records())
-        if agent is not None:
-            name = self.employee(agent).name if self.employees else agent
-            rows = [row for row in rows if name in (row["sender"], row["agent"])]
-        return history_frame(rows)
-
-    def to_frame(self) -> pandas.DataFrame:
-        """One row per employee: status, caller, queue length, running since, session."""
-        import pandas
-
-        rows = [employee.to_row() for employee in self.employees.values()]
-        columns = [
-            "agent",
-            "status",
-            "caller",
-            "ask_id",
-            "queue_length",
-            "running_since",
-            "asks_served",
-            "session_id",
-            "cli_pid",
-        ]
-        return pandas.DataFrame(rows, columns=columns)
-
-    def board(self) -> Any:
-        """The live board widget (employees, queues, cancel buttons, live output, history)."""
-        importlib.import_module("elynav_nb.widgets")  # registers the office board
-        view = view_for(self)
-        if view is None:
-            raise InvalidInput("no board view is registered (is ipywidgets installed?)")
-        return view
-
-    def add_listener(self, listener: OfficeListener) -> None:
-        """Call ``listener(event, ask)`` on every change (the board subscribes here)."""
-        self._listeners.append(listener)
-
-    def remove_listener(self, listener: OfficeListener) -> None:
-        if listener in self._listeners:
-            self._listeners.remove(listener)
-
-    def _notify(self, event: str, ask: Ask | None) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(event, ask)
-            except Exception:  # a broken view must not break the office
-                self._listeners.remove(listener)
-
-    def __repr__(self) -> str:
-        busy = sum(1 for employee in self.employees.values() if employee.busy)
-        queued = sum(len(employee.queue) for employee in self.employees.values())
-        return (
-            f"<Office {self.status} workspace={str(self.workspace)!r} employees={len(self.employees)} "
-            f"busy={busy} queued={queued}>"
-        )
-
-    def _repr_html_(self) -> str:
-        rows = "".join(
-            "<tr>"
-            + "".join(
-                f"<td>{html.escape(str(value)) if value is not None else ''}</td>"
-                for value in (employee.name, employee.status, employee.caller, len(employee.queue))
-            )
-            + "</tr>"
-            for employee in self.employees.values()
-        )
-        return (
-            f"<div><b>Office</b> · {html.escape(self.status)} · {html.escape(str(self.workspace))}"
-            "<table><tr><th>agent</th><th>status</th><th>caller</th><th>queued</th></tr>"
-            f"{rows}</table></div>"
-        )
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return rich_bundle(self, include, exclude)

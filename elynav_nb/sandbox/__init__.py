@@ -7,6 +7,14 @@ runner can be driven with no account and no network. ``fake_model_api`` (with ``
 and the ``fake_wire_*`` modules) is a loopback model API speaking the Anthropic, OpenAI Responses and
 Gemini streaming APIs from a script, so the real claude, codex and gemini CLIs run whole turns
 offline. Importing this package loads nothing.
+
+Why the fake model API ships in the package and not under ``tests/``: notebook 01 imports
+``FakeModelApi`` and ``fake_model_script.Reply`` to run the real claude, codex and gemini CLIs against
+it offline (each CLI that is installed; a missing one is skipped and the cell says so). The notebooks
+run wherever the package is installed, Binder included (``binder/requirements.txt`` installs
+``-e .[lab]``, no test extras), so what a notebook imports must be importable from the package, and
+its dependencies (``starlette``, ``uvicorn``) are core dependencies. The real-binary tests
+(``tests/real_cli``) and the benchmarks use the same server.
 """
 
 from __future__ import annotations

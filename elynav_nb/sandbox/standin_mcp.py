@@ -2,7 +2,7 @@
 
 Where it sits: ``claude_standin`` loads the configuration at start-up (``load_mcp_configuration``, which
 raises ``FlagError`` with the real CLI's text on a bad file) and starts an ``McpHub`` in the background;
-``standin_turns`` calls ``McpHub.call_tool`` for ``@standin mcp``. Only stdio servers are spawned; an
+``standin_tool_calls`` calls ``McpHub.call_tool`` for ``@standin mcp``. Only stdio servers are spawned; an
 http/sse entry is reported ``failed`` (the stand-in does not dial out).
 
 Each stdio server runs **in the stand-in's own process group**, as under the real CLI: the mcp SDK's

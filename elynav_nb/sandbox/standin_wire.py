@@ -7,15 +7,45 @@ Every builder returns a plain ``dict`` whose insertion order is the key order th
 turns one into the bytes of one stdout line.
 
 Data flow: turn logic -> ``build_*(style, ...)`` -> ``encode_line`` -> stdout.
+
+This module is the face the stand-in imports (``from elynav_nb.sandbox import standin_wire as wire``)
+and builds the system, stream-event, assistant and user lines itself; the rest lives beside it and
+is re-exported here: ``standin_wire_style`` (``WireStyle``, ids, timestamps, ``encode_line``),
+``standin_wire_results`` (the ``result`` lines) and ``standin_wire_control`` (the control protocol).
 """
 
 from __future__ import annotations
 
-import json
-import uuid
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
+
+from elynav_nb.sandbox.standin_wire_control import (
+    build_can_use_tool_request,
+    build_control_cancel_request,
+    build_control_error,
+    build_control_success,
+    build_initialize_control_response,
+    build_initialize_response,
+    build_mcp_status_entry,
+)
+from elynav_nb.sandbox.standin_wire_results import (
+    build_result,
+    build_resume_failure_result,
+    model_usage_entry,
+    result_usage,
+)
+from elynav_nb.sandbox.standin_wire_style import (
+    BUILTIN_SKILLS,
+    BUILTIN_SLASH_COMMANDS,
+    DEFAULT_VERSION,
+    MODEL_NAME,
+    SUPPORTED_VERSIONS,
+    WireStyle,
+    encode_line,
+    new_message_id,
+    new_tool_use_id,
+    new_uuid,
+    now_timestamp,
+)
 
 __all__ = [
     "DEFAULT_VERSION",
@@ -43,58 +73,14 @@ __all__ = [
     "build_system_line",
     "build_tool_result",
     "encode_line",
+    "model_usage_entry",
     "new_message_id",
     "new_tool_use_id",
     "new_uuid",
     "now_timestamp",
+    "result_usage",
     "text_delta_line_template",
 ]
-
-DEFAULT_VERSION = "2.1.332"
-SUPPORTED_VERSIONS = ("2.1.332", "2.1.197")
-MODEL_NAME = "elynav-standin"
-CONTEXT_WINDOW = 200000
-MAX_OUTPUT_TOKENS = 32000
-
-BUILTIN_SLASH_COMMANDS = ["debug", "code-review", "simplify", "compact", "context", "init", "model", "usage"]
-BUILTIN_SKILLS = ["debug", "code-review", "simplify"]
-OUTPUT_STYLES = ["default", "Explanatory", "Learning"]
-
-
-@dataclass(frozen=True)
-class WireStyle:
-    """Which real version the stand-in imitates: ``2.1.332`` (default) or ``2.1.197``."""
-
-    version: str = DEFAULT_VERSION
-
-    @property
-    def modern(self) -> bool:
-        """True for 2.1.332: ``result`` starts with ``duration_api_ms``, ``timestamp`` on assistant lines..."""
-        return self.version != "2.1.197"
-
-
-def new_uuid() -> str:
-    return str(uuid.uuid4())
-
-
-def new_message_id() -> str:
-    return "msg_" + uuid.uuid4().hex[:24]
-
-
-def new_tool_use_id() -> str:
-    return "toolu_" + uuid.uuid4().hex[:24]
-
-
-def now_timestamp() -> str:
-    """``2026-11-29T18:10:31.022Z``: the ISO form the CLI writes."""
-    moment = datetime.now(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
-def encode_line(message: dict[str, Any]) -> bytes:
-    """One stdout line: compact JSON, raw UTF-8 (the CLI does not escape ``·``), newline."""
-    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-
 
 # ---------------------------------------------------------------------------------------------
 # system lines
@@ -429,407 +415,3 @@ def build_replay(session_id: str, user_message: dict[str, Any]) -> dict[str, Any
         "timestamp": now_timestamp(),
         "isReplay": True,
     }
-
-
-# ---------------------------------------------------------------------------------------------
-# result lines
-
-
-def result_usage(
-    style: WireStyle, input_tokens: int, output_tokens: int, *, synthetic: bool = False
-) -> dict[str, Any]:
-    usage: dict[str, Any] = {}
-    if synthetic and style.modern:
-        usage["output_tokens_details"] = {"thinking_tokens": 0}
-    usage.update(
-        {
-            "input_tokens": input_tokens,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-            "output_tokens": output_tokens,
-        }
-    )
-    if style.modern and not synthetic:
-        usage["output_tokens_details"] = {"thinking_tokens": 0}
-    usage["server_tool_use"] = {"web_search_requests": 0, "web_fetch_requests": 0}
-    usage["service_tier"] = "standard"
-    usage["cache_creation"] = {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0}
-    usage["inference_geo"] = ""
-    usage["iterations"] = []
-    usage["speed"] = "standard"
-    if style.modern:
-        usage["fallback_credit"] = None
-    return usage
-
-
-def model_usage_entry(style: WireStyle, model: str, input_tokens: int, output_tokens: int) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "inputTokens": input_tokens,
-        "outputTokens": output_tokens,
-        "cacheReadInputTokens": 0,
-        "cacheCreationInputTokens": 0,
-        "webSearchRequests": 0,
-        "costUSD": 0,
-        "contextWindow": CONTEXT_WINDOW,
-        "maxOutputTokens": MAX_OUTPUT_TOKENS,
-    }
-    if style.modern:
-        entry.update(
-            {
-                "thinkingTokens": 0,
-                "cacheCreationEphemeral5mInputTokens": 0,
-                "cacheCreationEphemeral1hInputTokens": 0,
-                "canonicalModel": model,
-                "provider": "elynav-standin",
-                "costBasis": "list",
-            }
-        )
-    return entry
-
-
-def subagent_stats(spawned: int) -> dict[str, Any]:
-    return {
-        "spawned": spawned,
-        "requested": {"background": 0, "foreground": spawned, "unset": 0},
-        "started_in_background": 0,
-        "max_depth": 1 if spawned else 0,
-        "spawned_by_subagents": 0,
-        "completed": spawned,
-        "failed": 0,
-        "killed": {"parent": 0, "user": 0, "system": 0},
-        "refused": {"depth_limit": 0, "concurrency_limit": 0, "budget": 0},
-        "by_type": {"general-purpose": spawned} if spawned else {},
-    }
-
-
-def build_result(
-    style: WireStyle,
-    *,
-    session_id: str,
-    subtype: str,
-    is_error: bool,
-    num_turns: int,
-    stop_reason: str | None,
-    terminal_reason: str,
-    duration_ms: int,
-    duration_api_ms: int,
-    ttft_ms: int | None,
-    usage: dict[str, Any],
-    model_usage: dict[str, Any],
-    model_usage_since_last_result: dict[str, Any],
-    permission_denials: list[dict[str, Any]],
-    result_text: str | None,
-    errors: list[str] | None,
-    api_error_status: int | None,
-    begun_message_ids: list[str],
-    queued_turn_count: int,
-    result_index: int,
-    subagents_spawned: int = 0,
-) -> dict[str, Any]:
-    """The ``result`` line closing a turn. ``errors`` set = an error subtype (no ``result`` key)."""
-    total_cost_usd = 0
-    if not style.modern:
-        return _build_result_legacy(
-            session_id=session_id,
-            subtype=subtype,
-            is_error=is_error,
-            num_turns=num_turns,
-            stop_reason=stop_reason,
-            terminal_reason=terminal_reason,
-            duration_ms=duration_ms,
-            duration_api_ms=duration_api_ms,
-            ttft_ms=ttft_ms,
-            usage=usage,
-            model_usage=model_usage,
-            permission_denials=permission_denials,
-            result_text=result_text,
-            errors=errors,
-            api_error_status=api_error_status,
-        )
-    message: dict[str, Any] = {
-        "duration_api_ms": duration_api_ms,
-        "stop_reason": stop_reason,
-        "session_id": session_id,
-        "total_cost_usd": total_cost_usd,
-        "usage": usage,
-        "modelUsage": model_usage,
-        "permission_denials": permission_denials,
-        "terminal_reason": terminal_reason,
-        "fast_mode_state": "off",
-        "fast_mode_disabled_reason": "sdk_opt_in_required",
-        "subagent_stats": subagent_stats(subagents_spawned),
-        "safety_stops": 0,
-        "is_error": is_error,
-        "num_turns": num_turns,
-        "subtype": subtype,
-    }
-    if errors is not None:
-        message["errors"] = errors
-    else:
-        message["api_error_status"] = api_error_status
-        message["result"] = result_text
-        if ttft_ms is not None:
-            message["ttft_ms"] = ttft_ms
-    message["type"] = "result"
-    message["duration_ms"] = duration_ms
-    message["uuid"] = new_uuid()
-    message["begun_message_ids"] = begun_message_ids
-    if errors is None and ttft_ms is not None:
-        message["ttft_stream_ms"] = ttft_ms
-        message["time_to_request_ms"] = max(0, ttft_ms - 1)
-        message["first_content_frame_ms"] = ttft_ms
-    message["queued_turn_count"] = queued_turn_count
-    message["result_index"] = result_index
-    message["model_usage_since_last_result"] = model_usage_since_last_result
-    return message
-
-
-def _build_result_legacy(
-    *,
-    session_id: str,
-    subtype: str,
-    is_error: bool,
-    num_turns: int,
-    stop_reason: str | None,
-    terminal_reason: str,
-    duration_ms: int,
-    duration_api_ms: int,
-    ttft_ms: int | None,
-    usage: dict[str, Any],
-    model_usage: dict[str, Any],
-    permission_denials: list[dict[str, Any]],
-    result_text: str | None,
-    errors: list[str] | None,
-    api_error_status: int | None,
-) -> dict[str, Any]:
-    """2.1.197 order: ``type`` first; error results keep a shorter, different order (design note §2.7)."""
-    if errors is not None:
-        return {
-            "type": "result",
-            "subtype": subtype,
-            "duration_ms": duration_ms,
-            "duration_api_ms": duration_api_ms,
-            "is_error": is_error,
-            "num_turns": num_turns,
-            "stop_reason": stop_reason,
-            "session_id": session_id,
-            "total_cost_usd": 0,
-            "usage": usage,
-            "modelUsage": model_usage,
-            "permission_denials": permission_denials,
-            "terminal_reason": terminal_reason,
-            "fast_mode_state": "off",
-            "uuid": new_uuid(),
-            "errors": errors,
-        }
-    message: dict[str, Any] = {
-        "type": "result",
-        "subtype": subtype,
-        "is_error": is_error,
-        "api_error_status": api_error_status,
-        "duration_ms": duration_ms,
-        "duration_api_ms": duration_api_ms,
-    }
-    if ttft_ms is not None:
-        message["ttft_ms"] = ttft_ms
-        message["ttft_stream_ms"] = ttft_ms
-        message["time_to_request_ms"] = max(0, ttft_ms - 1)
-    message.update(
-        {
-            "num_turns": num_turns,
-            "result": result_text,
-            "stop_reason": stop_reason,
-            "session_id": session_id,
-            "total_cost_usd": 0,
-            "usage": usage,
-            "modelUsage": model_usage,
-            "permission_denials": permission_denials,
-            "terminal_reason": terminal_reason,
-            "fast_mode_state": "off",
-            "uuid": new_uuid(),
-        }
-    )
-    return message
-
-
-def build_resume_failure_result(style: WireStyle, session_id: str, error_text: str) -> dict[str, Any]:
-    """The start-up ``result`` written when ``--resume`` names no stored conversation."""
-    message: dict[str, Any] = {
-        "type": "result",
-        "subtype": "error_during_execution",
-        "duration_ms": 0,
-        "duration_api_ms": 0,
-        "is_error": True,
-        "num_turns": 0,
-        "stop_reason": None,
-        "session_id": session_id,
-        "total_cost_usd": 0,
-        "usage": result_usage(style, 0, 0, synthetic=True),
-        "modelUsage": {},
-        "permission_denials": [],
-        "uuid": new_uuid(),
-        "errors": [error_text],
-    }
-    if style.modern:
-        message["result_index"] = 0
-    return message
-
-
-# ---------------------------------------------------------------------------------------------
-# control protocol
-
-
-def build_control_success(request_id: str, response: dict[str, Any] | None = None) -> dict[str, Any]:
-    inner: dict[str, Any] = {"subtype": "success", "request_id": request_id}
-    if response is not None:
-        inner["response"] = response
-    return {"type": "control_response", "response": inner}
-
-
-def build_control_error(
-    style: WireStyle, request_id: str, error: str, error_code: str | None = None
-) -> dict[str, Any]:
-    inner: dict[str, Any] = {"subtype": "error", "request_id": request_id, "error": error}
-    if style.modern and error_code is not None:
-        inner["error_code"] = error_code
-    return {"type": "control_response", "response": inner}
-
-
-def build_initialize_control_response(
-    style: WireStyle, request_id: str, payload: dict[str, Any]
-) -> dict[str, Any]:
-    """The ``initialize`` envelope; 2.1.332 adds the pending prompt lists beside the payload."""
-    message = build_control_success(request_id, payload)
-    if style.modern:
-        message["response"]["pending_permission_requests"] = []
-        message["response"]["pending_user_dialog_requests"] = []
-    return message
-
-
-def build_control_cancel_request(request_id: str) -> dict[str, Any]:
-    return {"type": "control_cancel_request", "request_id": request_id}
-
-
-def build_can_use_tool_request(
-    request_id: str,
-    *,
-    tool_name: str,
-    display_name: str,
-    tool_input: dict[str, Any],
-    description: str | None,
-    permission_suggestions: list[dict[str, Any]],
-    tool_use_id: str,
-    mcp_server_name: str | None = None,
-) -> dict[str, Any]:
-    """The CLI -> host permission prompt (``--permission-prompt-tool stdio``)."""
-    request: dict[str, Any] = {"subtype": "can_use_tool", "tool_name": tool_name}
-    if mcp_server_name is not None:
-        request["mcp_server"] = {"name": mcp_server_name, "source": "dynamic"}
-    request["display_name"] = display_name
-    request["input"] = tool_input
-    if description is not None:
-        request["description"] = description
-    request["permission_suggestions"] = permission_suggestions
-    if mcp_server_name is not None:
-        request["server_policy_ask_only"] = True
-    request["tool_use_id"] = tool_use_id
-    return {"type": "control_request", "request_id": request_id, "request": request}
-
-
-def build_mcp_status_entry(
-    style: WireStyle,
-    *,
-    name: str,
-    status: str,
-    config: dict[str, Any],
-    error: str | None,
-    server_info: dict[str, Any] | None,
-    tools: list[dict[str, Any]] | None,
-) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": name, "status": status}
-    if server_info is not None:
-        entry["serverInfo"] = server_info
-    if error is not None:
-        entry["error"] = error
-    entry["config"] = config
-    if style.modern:
-        entry["transport"] = config.get("type", "stdio")
-    entry["scope"] = "dynamic"
-    if style.modern:
-        entry["source"] = "dynamic"
-    if tools is not None:
-        entry["tools"] = tools
-    return entry
-
-
-def build_initialize_response(
-    style: WireStyle,
-    *,
-    agents: list[dict[str, Any]],
-    model: str,
-    pid: int,
-    permission_mode: str,
-    output_styles_directory: str,
-) -> dict[str, Any]:
-    """The payload of the ``initialize`` control response (without the envelope)."""
-    commands: list[dict[str, Any]] = [
-        {"name": name, "description": f"Built-in /{name}", "argumentHint": ""}
-        for name in BUILTIN_SLASH_COMMANDS
-    ]
-    if style.modern:
-        for command in commands:
-            command["builtin"] = True
-    models = [
-        {
-            "value": "default",
-            "resolvedModel": model,
-            "displayName": "Default (recommended)",
-            "description": "elynav stand-in: deterministic local replies, no API",
-            "supportsEffort": False,
-            "supportedEffortLevels": [],
-            "supportsAdaptiveThinking": False,
-            "supportsFastMode": False,
-            "supportsAutoMode": False,
-            "supportsThinkingOff": True,
-        }
-    ]
-    response: dict[str, Any] = {
-        "commands": commands,
-        "agents": agents,
-        "output_style": "default",
-        "available_output_styles": list(OUTPUT_STYLES),
-    }
-    if style.modern:
-        response["user_output_styles_dir"] = output_styles_directory
-    response["models"] = models
-    if style.modern:
-        response["account"] = {"tokenSource": "none", "apiProvider": "firstParty"}
-    else:
-        response["account"] = {"tokenSource": "none", "apiKeySource": "none", "apiProvider": "firstParty"}
-    response["pid"] = pid
-    if style.modern:
-        response.update(
-            {
-                "claude_code_version": style.version,
-                "current_permission_mode": permission_mode,
-                "hook_on_failure_supported": False,
-                "hooks_when_unanswered_kept": 0,
-                "other_hook_ask_outranks_host": False,
-                "feedback_mode": {"kind": "disabled"},
-                "analytics_disabled": True,
-                "sandbox_enabled": False,
-                "remote_control_auto_enable": False,
-                "remote_control_auto_connect_default": False,
-                "remote_control_available": False,
-                "remote_control_auto_on_by_default": False,
-                "ide_rc_auto_enable_gate": False,
-                "fast_mode_state": "off",
-                "fast_mode_disabled_reason": "sdk_opt_in_required",
-                "session_state": "idle",
-                "capabilities": [],
-                "elynav_standin": True,
-            }
-        )
-    else:
-        response["elynav_standin"] = True
-    return response
