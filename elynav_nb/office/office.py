@@ -66,6 +66,7 @@ from elynav_nb.office.peers import Caller, identify_caller
 from elynav_nb.office.rights import USER, check_cancel_right
 from elynav_nb.office.socket_server import OfficeSocketServer
 from elynav_nb.office.staffing import ASK_RULE, Executable, resolve_definitions, runner_for
+from elynav_nb.office.trace import log_ask_event, log_office
 from elynav_nb.office.workspace import OfficeFiles
 
 if TYPE_CHECKING:
@@ -167,6 +168,7 @@ class Office:
         if unfinished:
             note += f"; {len(unfinished)} asks left unfinished by the previous office were marked failed"
         self.history_log.note(note)
+        log_office(self, note)
         return self
 
     def _make_employee(self, definition: AgentDefinition) -> Employee:
@@ -208,6 +210,7 @@ class Office:
             *(employee.runner.stop() for employee in self.employees.values()), return_exceptions=True
         )
         self.history_log.note("office stopped")
+        log_office(self, "office stopped")
         await self._release()
         self.status = "closed"
         self._notify("stopped", None)
@@ -635,6 +638,8 @@ class Office:
             self._listeners.remove(listener)
 
     def _notify(self, event: str, ask: Ask | None) -> None:
+        if ask is not None:
+            log_ask_event(self, event, ask)  # DEBUG (an ask ending: INFO); nothing formatted when off
         for listener in list(self._listeners):
             try:
                 listener(event, ask)

@@ -19,7 +19,8 @@ A bad request costs its own connection only; the office keeps serving. A line th
 decoded into a request (too long, too slow, not UTF-8, not JSON, nested too deeply, not an object,
 a field of the wrong type) is answered ``PROTOCOL_ERROR`` and logged as one WARNING line naming the
 caller and the reason, without a traceback; a hang-up mid-line is neither answered nor logged.
-No parsing here: ``office/wire.py`` encodes and decodes.
+No parsing here: ``office/wire.py`` encodes and decodes. Each request line in and answer out is
+logged at DEBUG (``elynav_nb.office.trace``, redacted), each refusal at INFO.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from elynav_nb.errors import ElynavError, NotAllowed, ProtocolError
 from elynav_nb.office.history import refusal_record
 from elynav_nb.office.peers import Caller, peer_credentials
+from elynav_nb.office.trace import office_redactor, trace_logger
 from elynav_nb.office.wire import (
     MAX_REQUEST_BYTES,
     AskRequest,
@@ -109,7 +111,7 @@ class OfficeSocketServer:
         try:
             await self._serve(reader, writer)
         except ElynavError as error:
-            await _send(writer, encode_error(error))
+            await self._answer(writer, encode_error(error))
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the caller hung up mid-request: nothing was queued
         except asyncio.CancelledError:
@@ -125,7 +127,12 @@ class OfficeSocketServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         caller = self._identify(writer)
         try:
-            request = _decode(await _read_request_line(reader))
+            line = await _read_request_line(reader)
+            if trace_logger.isEnabledFor(logging.DEBUG):
+                trace_logger.debug(
+                    "office socket: %s < %s", caller.name, office_redactor(self.office).line(line)
+                )
+            request = _decode(line)
         except ProtocolError as error:
             logger.warning("office socket: refused a request from %s: %s", caller.name, error.message)
             raise
@@ -135,7 +142,7 @@ class OfficeSocketServer:
             except ElynavError as error:
                 self._record_refused_ask(caller, request, error)
                 raise
-            await _send(writer, encode_accepted(ask.id, ask.agent, self.office.queue_position(ask)))
+            await self._answer(writer, encode_accepted(ask.id, ask.agent, self.office.queue_position(ask)))
             await self._wait_reply_or_hang_up(ask, caller, reader, writer)
             return
         try:
@@ -143,7 +150,7 @@ class OfficeSocketServer:
         except ElynavError as error:
             self._record_refused_cancel(caller, request, error)
             raise
-        await _send(
+        await self._answer(
             writer, encode_cancelled(cancelled.id, "cancelling" if cancelled.cancelling else cancelled.status)
         )
 
@@ -185,10 +192,23 @@ class OfficeSocketServer:
         )
 
     def _append_refusal(self, record: dict[str, Any]) -> None:
+        trace_logger.info(
+            "office socket: refused %s from %s to %s: %s: %s",
+            record["request"],
+            record["sender"],
+            record["agent"] or record["target_id"],
+            record["error_code"],
+            office_redactor(self.office).line(record["error"], 500),
+        )
         try:
             self.office.history_log.append(record)
         except OSError as error:  # the refusal still reaches the caller; only its trace is lost
             logger.warning("office socket: could not record a refused %s: %s", record["request"], error)
+
+    async def _answer(self, writer: asyncio.StreamWriter, data: bytes) -> None:
+        if trace_logger.isEnabledFor(logging.DEBUG):
+            trace_logger.debug("office socket: > %s", office_redactor(self.office).line(data))
+        await _send(writer, data)
 
     def _identify(self, writer: asyncio.StreamWriter) -> Caller:
         connection: socket.socket = writer.get_extra_info("socket")
@@ -212,7 +232,7 @@ class OfficeSocketServer:
             self.office.cancel(ask.id, by=caller.name, reason="the asking process went away")
             return
         reply = ask.reply
-        await _send(
+        await self._answer(
             writer,
             encode_reply(
                 reply.ask_id,
