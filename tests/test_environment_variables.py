@@ -144,7 +144,7 @@ def documented_names() -> set[str]:
     return names
 
 
-def test_the_scan_finds_the_variables_read_through_constants_loops_and_tables():
+def test_the_scan_finds_the_variables_read_through_constants_loops_and_tables() -> None:
     found = variables_read_by_the_package()
     # os.environ.get(SOCKET_VARIABLE), environment.get(_ENVIRONMENT_VARIABLES[cli]), for name in (...)
     assert {"ELYNAV_OFFICE_SOCKET", "ELYNAV_GEMINI_CLI", "IS_SANDBOX", "OPENAI_BASE_URL"} <= found
@@ -152,13 +152,13 @@ def test_the_scan_finds_the_variables_read_through_constants_loops_and_tables():
     assert "ELYNAV_REQUIRE_NODE" in elynav_variables_of_the_tests_and_ci()
 
 
-def test_every_variable_the_code_reads_is_in_the_readme():
+def test_every_variable_the_code_reads_is_in_the_readme() -> None:
     documented = documented_names()
     missing = sorted((variables_read_by_the_package() | elynav_variables_of_the_tests_and_ci()) - documented)
     assert missing == [], f"add these to the README's 'Environment variables' tables: {missing}"
 
 
-def test_each_row_says_what_the_variable_does_and_its_default():
+def test_each_row_says_what_the_variable_does_and_its_default() -> None:
     rows = [line for line in readme_section().splitlines() if re.match(r"^\|\s*`[A-Z]", line)]
     assert rows
     for row in rows:

@@ -60,7 +60,7 @@ def python_with(
 # -- the switch ------------------------------------------------------------------------------------
 
 
-def test_without_elynav_log_importing_the_package_configures_no_logging():
+def test_without_elynav_log_importing_the_package_configures_no_logging() -> None:
     completed = python_with(
         {},
         """
@@ -74,7 +74,7 @@ def test_without_elynav_log_importing_the_package_configures_no_logging():
 
 
 @pytest.mark.parametrize(("value", "level"), [("debug", 10), ("INFO", 20), ("warning", 30), ("error", 40)])
-def test_elynav_log_installs_one_stderr_handler_at_its_level(value, level):
+def test_elynav_log_installs_one_stderr_handler_at_its_level(value: str, level: int) -> None:
     completed = python_with(
         {"ELYNAV_LOG": value},
         """
@@ -89,7 +89,7 @@ def test_elynav_log_installs_one_stderr_handler_at_its_level(value, level):
     assert "ERROR elynav_nb.agents.process: an error line" in completed.stderr
 
 
-def test_an_unknown_level_logs_at_warning_and_says_so():
+def test_an_unknown_level_logs_at_warning_and_says_so() -> None:
     handler = configure_from_environment({"ELYNAV_LOG": "verbose"})
     package = logging.getLogger("elynav_nb")
     try:
@@ -105,7 +105,7 @@ def test_an_unknown_level_logs_at_warning_and_says_so():
 # -- redaction -------------------------------------------------------------------------------------
 
 
-def test_the_redactor_replaces_secret_values_and_secret_looking_text():
+def test_the_redactor_replaces_secret_values_and_secret_looking_text() -> None:
     environment = {"ANTHROPIC_API_KEY": API_KEY, "MY_SERVICE_TOKEN": SERVICE_TOKEN, "HOME": "/home/someone"}
     redactor = Redactor.for_environment(environment)
     line = (
@@ -127,7 +127,7 @@ def test_the_redactor_replaces_secret_values_and_secret_looking_text():
     assert f"MY_SERVICE_TOKEN={SERVICE_TOKEN}" not in redactor.environment(environment)
 
 
-def test_a_long_line_is_cut_without_leaking_a_secret_across_the_cut():
+def test_a_long_line_is_cut_without_leaking_a_secret_across_the_cut() -> None:
     redactor = Redactor([SERVICE_TOKEN])
     line = "x" * (LOGGED_LINE_CHARS - 5) + SERVICE_TOKEN + "y" * 100_000
     shown = redactor.line(line.encode())
@@ -137,7 +137,7 @@ def test_a_long_line_is_cut_without_leaking_a_secret_across_the_cut():
 # -- a real turn, traced from outside --------------------------------------------------------------
 
 
-def test_a_standin_turn_at_debug_logs_every_cli_line_and_no_secret(tmp_path):
+def test_a_standin_turn_at_debug_logs_every_cli_line_and_no_secret(tmp_path: Path) -> None:
     completed = python_with(
         {"ELYNAV_LOG": "debug", "ELYNAV_STANDIN_HOME": str(tmp_path / "standin-home")},
         f"""
@@ -184,7 +184,9 @@ def test_a_standin_turn_at_debug_logs_every_cli_line_and_no_secret(tmp_path):
 
 
 @pytest.mark.anyio
-async def test_an_office_ask_at_debug_logs_its_lifecycle_and_no_secret(tmp_path, monkeypatch, caplog):
+async def test_an_office_ask_at_debug_logs_its_lifecycle_and_no_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setenv("ELYNAV_STANDIN_HOME", str(tmp_path / "standin-home"))
     monkeypatch.delenv("ELYNAV_OFFICE_SOCKET", raising=False)
     monkeypatch.delenv("ELYNAV_OFFICE_TOKEN", raising=False)

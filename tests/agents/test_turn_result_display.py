@@ -32,7 +32,7 @@ def failed_result(**changes: object) -> TurnResult:
     return TurnResult(**fields)  # type: ignore[arg-type]
 
 
-def test_a_failed_result_shows_its_code_and_a_short_error_in_repr_and_html():
+def test_a_failed_result_shows_its_code_and_a_short_error_in_repr_and_html() -> None:
     result = failed_result()
     shown = repr(result)
     assert shown.startswith("<TurnResult failed agent='elynav-sdr'")
@@ -41,7 +41,7 @@ def test_a_failed_result_shows_its_code_and_a_short_error_in_repr_and_html():
     assert "CLI_NOT_FOUND" in page and "no such executable" in page
 
 
-def test_the_repr_keeps_a_long_error_short_and_a_completed_result_unchanged():
+def test_the_repr_keeps_a_long_error_short_and_a_completed_result_unchanged() -> None:
     long_error = "the agent CLI exited with code 1 during the turn " + "x" * 5000
     shown = repr(failed_result(error=long_error, error_code="CLI_EXITED"))
     assert "error_code=CLI_EXITED" in shown and len(shown) < 400 and "…" in shown
@@ -51,7 +51,7 @@ def test_the_repr_keeps_a_long_error_short_and_a_completed_result_unchanged():
     assert "error" not in completed and completed.endswith("text='Bonjour'>")
 
 
-async def test_start_raises_and_send_gives_a_failed_turn_whose_repr_names_the_code(tmp_path: Path):
+async def test_start_raises_and_send_gives_a_failed_turn_whose_repr_names_the_code(tmp_path: Path) -> None:
     missing = str(tmp_path / "no-such-claude")
     runner = AgentRunner(SDR, tmp_path, executable=missing, fallback_to_standin=False)
     with pytest.raises(CliNotFound):

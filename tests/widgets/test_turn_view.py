@@ -198,7 +198,7 @@ async def test_view_made_mid_turn_catches_up(make_runner: RunnerFactory) -> None
 
 
 def _cancel_shown(view: TurnView) -> bool:
-    return view.cancel_button.layout.display != "none"
+    return bool(view.cancel_button.layout.display != "none")
 
 
 @pytest.mark.anyio
