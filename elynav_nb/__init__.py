@@ -4,16 +4,22 @@ The names most notebooks need are available here; each capability keeps its full
 own sub-package (``elynav_nb.agents``, ``elynav_nb.office``, ``elynav_nb.templates``,
 ``elynav_nb.crm``, ``elynav_nb.docs``). Capabilities are imported on first use of one of their names, so
 ``import elynav_nb`` stays fast for scripts, the ``elynav`` CLI and MCP servers. Importing
-this package has no side effect: no event-loop policy, no nest_asyncio, no display. In IPython,
+this package has no side effect: no event-loop policy, no nest_asyncio, no display, no logging
+configuration, except one switch from outside: with ``ELYNAV_LOG=debug`` (or ``info``, ``warning``,
+``error``) set, the import installs one stderr handler on the ``elynav_nb`` logger (``_logging.py``). In IPython,
 ``%load_ext elynav_nb`` adds the ``%%agent`` and ``%%ask`` magics (``elynav_nb.magics``).
 """
 
 from __future__ import annotations
 
 import importlib
+import os as _os
 from typing import TYPE_CHECKING, Any
 
 from elynav_nb.errors import ElynavError
+
+if _os.environ.get("ELYNAV_LOG"):  # never otherwise: a library does not configure logging by default
+    importlib.import_module("elynav_nb._logging").configure_from_environment()
 
 if TYPE_CHECKING:
     from elynav_nb.agents import (

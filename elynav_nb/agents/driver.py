@@ -18,10 +18,12 @@ How data flows::
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
+from elynav_nb._logging import redact
 from elynav_nb.agents.cli_adapter import PerTurnAdapter
 from elynav_nb.agents.events import AgentEvent, TurnEnded
 from elynav_nb.agents.process import CliProcess
@@ -37,6 +39,8 @@ __all__ = ["WATCHDOG_TICK", "DESCENDANT_SCAN_INTERVAL", "Driver", "ignore_outcom
 WATCHDOG_TICK = 0.25
 DESCENDANT_SCAN_INTERVAL = 2.0
 _STRAY_EVENTS_KEPT = 1000
+
+logger = logging.getLogger(__name__)
 
 
 class Driver(ABC):
@@ -213,6 +217,11 @@ class Driver(ABC):
             cli_version=runner.last_started.cli_version if runner.last_started is not None else "",
         )
         runner.record_result(result)
+        level = logging.INFO if outcome in ("failed", "timeout") else logging.DEBUG
+        if logger.isEnabledFor(level):
+            logger.log(
+                level, "%s turn ended: %s", runner.agent_name or "default", redact(result.summary_line())
+            )
         if self.current_turn is turn:
             self.current_turn = None
         if runner.status == "busy":

@@ -31,16 +31,23 @@ unreachable API for ever).
 What these CLIs cannot do is listed in ``runner.limitations`` (and the repr): no cost, no
 permission prompts (``permission_prompts=True`` runs the safest non-interactive mode), built-in
 tool filters (codex), whole messages instead of token deltas (codex), no thinking (gemini).
+
+Logging: each turn's command line (the prompt is its last argument) and its stdin go to
+``elynav_nb.agents.wire`` at DEBUG as ``>`` lines, every stdout line as ``<``, redacted by the
+process's ``redactor`` and checked with one ``isEnabledFor`` per line.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import shlex
 import signal
 import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from elynav_nb._logging import WIRE_LOGGER_NAME
 from elynav_nb.agents.adapter_settings import adapter_settings
 from elynav_nb.agents.cli.per_turn_launch import TurnCommand
 from elynav_nb.agents.cli_adapter import PerTurnAdapter, PerTurnDecoder, PerTurnSettings, merged_limitations
@@ -67,6 +74,8 @@ if TYPE_CHECKING:
     from elynav_nb.agents.runner import AgentRunner
 
 __all__ = ["PerTurnDriver", "adapter_for"]
+
+wire_logger = logging.getLogger(WIRE_LOGGER_NAME)
 
 _WATCHDOG_TICK = WATCHDOG_TICK
 _DESCENDANT_SCAN_INTERVAL = DESCENDANT_SCAN_INTERVAL
@@ -212,6 +221,10 @@ class PerTurnDriver(Driver):
             self.finish_turn(turn, "failed", error=str(error), error_code=error.code)
             return
         self._turn_finalizer = register_process(runner, process)
+        if wire_logger.isEnabledFor(logging.DEBUG):
+            self._log_line(process, ">", shlex.join(command.argv).encode("utf-8"))
+            if command.stdin_data:
+                self._log_line(process, ">", command.stdin_data)
         if command.stdin_data:
             await process.write_and_close(command.stdin_data)
         turn.mark_written(self.total_cost_usd)
@@ -247,6 +260,8 @@ class PerTurnDriver(Driver):
         process: CliProcess
 
         def on_line(line: bytes) -> None:
+            if wire_logger.isEnabledFor(logging.DEBUG):
+                self._log_line(process, "<", line)
             self._on_line(turn, decoder, state, line)
 
         def on_exit(returncode: int) -> None:
@@ -303,6 +318,11 @@ class PerTurnDriver(Driver):
             self._turn_states.pop(turn, None)
 
     # -- stdout and exit (called by the supervisor) ---------------------------------------------------
+
+    def _log_line(self, process: CliProcess, direction: str, data: bytes) -> None:
+        """One line in (``<``) or out (``>``) at DEBUG, redacted (callers check the level first)."""
+        agent = self.runner.agent_name or "default"
+        wire_logger.debug("%s %s %s %s", agent, process.label, direction, process.redactor.line(data))
 
     def _on_line(self, turn: Turn, decoder: PerTurnDecoder, state: _TurnState, line: bytes) -> None:
         self.runner.last_activity = time.monotonic()

@@ -19,6 +19,10 @@ that does not gets its turn settled at once (``cancelled`` / ``timeout``) while 
 the process in short forced steps (SIGINT, SIGTERM, SIGKILL of the tree). The next turn waits for
 that stop and restarts the CLI on the same conversation. Unanswered permission prompts are denied
 after ``permission_timeout``; a CLI that dies mid-turn gives ``failed`` with its stderr tail.
+
+Logging: every line read from the CLI (``<``) and written to it (``>``) goes to
+``elynav_nb.agents.wire`` at DEBUG, redacted by the process's ``redactor``; the check is one
+``isEnabledFor`` per line, so the hot path stays cheap when DEBUG is off.
 """
 
 from __future__ import annotations
@@ -26,11 +30,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import logging
 import time
 import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from elynav_nb._logging import WIRE_LOGGER_NAME
 from elynav_nb.agents.cli.wire import PersistentWire, TurnSink
 from elynav_nb.agents.cli_adapter import PerTurnAdapter
 from elynav_nb.agents.driver import DESCENDANT_SCAN_INTERVAL, WATCHDOG_TICK, Driver, ignore_outcome
@@ -57,6 +63,8 @@ if TYPE_CHECKING:
     from elynav_nb.agents.runner import AgentRunner
 
 __all__ = ["PersistentDriver"]
+
+wire_logger = logging.getLogger(WIRE_LOGGER_NAME)
 
 
 class PersistentDriver(Driver):
@@ -135,7 +143,14 @@ class PersistentDriver(Driver):
         process = self.process
         if process is None or not process.is_running:
             raise CliExited("the agent CLI is not running")
+        if wire_logger.isEnabledFor(logging.DEBUG):
+            self._log_line(process, ">", data)
         await process.write(data)
+
+    def _log_line(self, process: CliProcess, direction: str, data: bytes) -> None:
+        """One line in (``<``) or out (``>``) at DEBUG, redacted (callers check the level first)."""
+        agent = self.runner.agent_name or "default"
+        wire_logger.debug("%s %s %s %s", agent, process.label, direction, process.redactor.line(data))
 
     async def start_request(
         self, request_id: str, method: str, fields: dict[str, Any]
@@ -175,6 +190,8 @@ class PersistentDriver(Driver):
         process = self.process
         if process is None or not process.is_running:
             return
+        if wire_logger.isEnabledFor(logging.DEBUG):
+            self._log_line(process, ">", data)
         self.run_in_background(_write_quietly(process, data))
 
     # -- one turn -----------------------------------------------------------------------------------
@@ -274,6 +291,8 @@ class PersistentDriver(Driver):
     def _handle_line(self, line: bytes) -> None:
         self.runner.last_activity = time.monotonic()
         assert self.wire is not None
+        if wire_logger.isEnabledFor(logging.DEBUG) and self.process is not None:
+            self._log_line(self.process, "<", line)
         for item in self.wire.decode_line(line):
             if isinstance(item, AgentEvent) and not isinstance(item, PermissionRequest):
                 self._route_event(item)  # the usual case first

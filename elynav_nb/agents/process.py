@@ -15,13 +15,20 @@ the CLI's process group, re-parented to PID 1. So the supervisor records the CLI
 (pid + start time, so a reused pid is never signalled) while the CLI lives, and each forced step
 signals the CLI's group and each recorded descendant's group. ``kill_now()`` does the forced
 steps synchronously, for the atexit/finalizer reaper.
+
+Logging (``elynav_nb.agents.process``): spawn and exit at INFO, the stop steps at DEBUG (a forced
+SIGTERM or SIGKILL at INFO); the command line and the environment given to the CLI at DEBUG, the
+values of its secret variables redacted (``process.redactor``, which the drivers use for each line).
 """
 
 from __future__ import annotations
 
 import asyncio
 import fcntl
+import functools
+import logging
 import os
+import shlex
 import signal
 import time
 from collections.abc import Callable, Sequence
@@ -30,9 +37,12 @@ from pathlib import Path
 
 import psutil
 
+from elynav_nb._logging import Redactor
 from elynav_nb.errors import CliExited, CliNotFound, redact_secrets
 
 __all__ = ["CliProcess", "StderrTail", "StopBounds"]
+
+logger = logging.getLogger(__name__)
 
 READ_CHUNK_BYTES = 256 * 1024
 STREAM_BUFFER_LIMIT = 4 * 1024 * 1024
@@ -121,8 +131,25 @@ class CliProcess:
     def is_running(self) -> bool:
         return self._process is not None and self._process.returncode is None
 
+    @functools.cached_property
+    def redactor(self) -> Redactor:
+        """Redacts this process's secret variable values (and secret-looking text) from log lines."""
+        return Redactor.for_environment(self.environment)
+
+    @property
+    def label(self) -> str:
+        """``name[pid]`` for log lines."""
+        return f"{Path(self.argv[0]).name if self.argv else 'cli'}[{self.pid}]"
+
     async def spawn(self) -> None:
         """Start the process in its own session. ``CliNotFound`` when the binary is missing."""
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug(
+                "starting %s in %s; environment beyond the parent's: %s",
+                self.redactor.line(shlex.join(self.argv)),
+                self.cwd,
+                self.redactor.environment(self.environment, base=os.environ),
+            )
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *self.argv,
@@ -142,6 +169,7 @@ class CliProcess:
             raise CliNotFound(
                 f"cannot start {self.argv[0]!r}: not executable", details={"argv0": self.argv[0]}
             ) from error
+        logger.info("started %s in %s", self.label, self.cwd)
         self._enlarge_stdout_pipe()
         loop = asyncio.get_running_loop()
         self._tasks = [
@@ -249,6 +277,7 @@ class CliProcess:
             except Exception:  # a reader failure must not hide the exit
                 pass
         self.returncode = returncode
+        logger.info("%s exited with code %d", self.label, returncode)
         self.exited.set()
         if self._on_exit is not None:
             self._on_exit(returncode)
@@ -406,17 +435,21 @@ class CliProcess:
         process = self._process
         self.record_descendants()
         if process.returncode is None and process.stdin is not None and not process.stdin.is_closing():
+            logger.debug("stopping %s: closing its stdin (%g s)", self.label, bounds.close_stdin)
             process.stdin.close()
             await self._wait_exit(bounds.close_stdin)
         if process.returncode is None:
+            logger.debug("stopping %s: SIGINT (%g s)", self.label, bounds.sigint)
             self.record_descendants()
             self.signal_cli(signal.SIGINT)
             await self._wait_exit(bounds.sigint)
         if process.returncode is None:
+            logger.info("stopping %s: SIGTERM to its process tree (%g s)", self.label, bounds.sigterm)
             self.record_descendants()
             self._signal_tree(signal.SIGTERM)
             await self._wait_exit(bounds.sigterm)
         if process.returncode is None:
+            logger.info("stopping %s: SIGKILL to its process tree", self.label)
             self.record_descendants()
             self._signal_tree(signal.SIGKILL)
             await self._wait_exit(bounds.sigkill)
@@ -433,8 +466,10 @@ class CliProcess:
 
     async def _end_orphans(self, timeout: float) -> None:
         """After the CLI is gone: end whatever it left behind (re-parented to PID 1)."""
-        if not self.live_descendants():
+        leftovers = self.live_descendants()
+        if not leftovers:
             return
+        logger.info("%s left %d processes behind: ending them", self.label, len(leftovers))
         self._signal_tree(signal.SIGTERM, include_cli_group=False)
         if not await self._wait_descendants_gone(timeout):
             self._signal_tree(signal.SIGKILL, include_cli_group=False)
@@ -444,6 +479,8 @@ class CliProcess:
         """Synchronous forced stop for the reaper (atexit, finalizers): SIGTERM then SIGKILL the tree."""
         if self._process is None:
             return
+        if self._cli_alive() or self.live_descendants():
+            logger.info("reaper: ending %s and its process tree", self.label)
         self.record_descendants()
         self._signal_tree(signal.SIGTERM)
         deadline = time.monotonic() + 0.5

@@ -25,6 +25,12 @@ __all__ = ["Outcome", "TurnResult", "events_frame", "main_text"]
 
 Outcome = Literal["completed", "error", "cancelled", "timeout", "failed"]
 
+_REPR_ERROR_CHARS = 120
+
+
+def _shortened(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 def main_text(events: list[AgentEvent] | tuple[AgentEvent, ...]) -> str:
     """The assistant's visible answer: main-agent text deltas joined (subagents left out)."""
@@ -119,10 +125,16 @@ class TurnResult:
         return events_frame(self.events)
 
     def __repr__(self) -> str:
-        text = self.text if len(self.text) <= 60 else self.text[:59] + "…"
+        text = _shortened(self.text, 60)
+        reason = ""
+        if self.outcome != "completed":  # why it did not complete, not only in .error_code
+            if self.error_code:
+                reason += f" error_code={self.error_code}"
+            if self.error:
+                reason += f" error={_shortened(self.error, _REPR_ERROR_CHARS)!r}"
         return (
             f"<TurnResult {self.outcome} agent={self.agent_name!r} session={self.session_id!r} "
-            f"events={len(self.events)} cost=${self.cost_usd:.4f} text={text!r}>"
+            f"events={len(self.events)} cost=${self.cost_usd:.4f}{reason} text={text!r}>"
         )
 
     def _repr_html_(self) -> str:
@@ -134,10 +146,13 @@ class TurnResult:
             ("duration (s)", f"{self.duration_s:.2f}"),
             ("events", str(len(self.events))),
             ("tool calls", str(len(self.tool_uses))),
-            ("CLI", "stand-in" if self.used_standin else "claude"),
+            ("CLI", "stand-in" if self.used_standin else self.cli),
         ]
-        if self.error:
-            rows.append(("error", f"{self.error_code}: {self.error}" if self.error_code else self.error))
+        if self.outcome != "completed" and (self.error or self.error_code):
+            rows.insert(1, ("error code", self.error_code or "-"))
+            rows.insert(2, ("error", self.error or "-"))
+        elif self.error:
+            rows.append(("error", self.error))
         cells = "".join(
             f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
             for k, v in rows

@@ -278,6 +278,9 @@ class AgentRunner:
     def send(self, text: str | list[dict[str, Any]]) -> Turn:
         """Start a turn and return its ``Turn`` at once. ``AGENT_BUSY`` while another turn runs.
 
+        The turn starts the CLI when needed; a CLI that cannot start does not raise here: the turn
+        ends ``failed`` with the start's error code in ``result.error_code`` (``CLI_NOT_FOUND``,
+        ``CLI_START_FAILED``, ``AGENT_NOT_FOUND``...), shown in its repr. ``start()`` raises it instead.
         ``INVALID_INPUT`` before anything is sent for a prompt that is not valid Unicode text (a lone
         surrogate cannot be written as UTF-8).
         """

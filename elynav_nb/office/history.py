@@ -11,6 +11,13 @@ Records (one JSON object a line, appended with one ``write`` each, never rewritt
     {"record": "end",   "ask_id", "outcome", "reply", "error_code", "error", "cancelled_by",
                         "ended_at", "session_id", "cost_usd"}
     {"record": "note",  "at", "agent", "text"}          (office started, a session could not resume...)
+    {"record": "refused", "ask_id", "request", "parent_id", "sender", "agent", "prompt", "target_id",
+                        "error_code", "error", "at"}
+
+A ``refused`` record is an ``elynav ask`` or ``elynav cancel`` the office refused (``DEADLOCK``,
+``AGENT_NOT_FOUND``, ``NOT_ALLOWED``...): it was never queued, so it gets an id of its own and one
+row with outcome ``refused``; ``request`` says which (``ask`` or ``cancel``) and ``target_id`` the ask
+a refused cancel aimed at (``refusal_record`` builds it).
 
 Reading folds them into one row per ask (``fold_records``, pure). A torn last line (a kernel
 killed mid-write) is skipped, never fatal, and the next record starts on a line of its own. On start, ``end_unfinished`` marks the asks that were
@@ -29,7 +36,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["HISTORY_COLUMNS", "HistoryLog", "fold_records", "history_frame", "utc_now"]
+__all__ = [
+    "HISTORY_COLUMNS",
+    "REFUSED",
+    "HistoryLog",
+    "fold_records",
+    "history_frame",
+    "refusal_record",
+    "utc_now",
+]
 
 HISTORY_COLUMNS = [
     "ask_id",
@@ -49,8 +64,14 @@ HISTORY_COLUMNS = [
     "run_s",
     "cost_usd",
     "session_id",
+    "request",
+    "target_id",
 ]
 _TIME_COLUMNS = ("queued_at", "started_at", "ended_at")
+REFUSED = "refused"
+"""The outcome of a history row for a request the office refused (never queued)."""
+_REFUSED_TEXT_CHARS = 100_000  # a refused request may be far longer than any ask (4 MB lines)
+_REFUSED_NAME_CHARS = 200
 
 
 def utc_now() -> datetime:
@@ -131,6 +152,35 @@ class HistoryLog:
         return unfinished
 
 
+def refusal_record(
+    *,
+    ask_id: str,
+    request: str,
+    sender: str,
+    agent: str,
+    error_code: str,
+    error: str,
+    prompt: str = "",
+    parent_id: str | None = None,
+    target_id: str | None = None,
+    at: datetime | None = None,
+) -> dict[str, Any]:
+    """The ``refused`` record of an ask or cancel the office refused (long texts cut: a refusal is bounded too)."""
+    return {
+        "record": REFUSED,
+        "ask_id": ask_id,
+        "request": request,
+        "parent_id": parent_id,
+        "sender": sender[:_REFUSED_NAME_CHARS],
+        "agent": agent[:_REFUSED_NAME_CHARS],
+        "prompt": prompt[:_REFUSED_TEXT_CHARS],
+        "target_id": target_id[:_REFUSED_NAME_CHARS] if target_id is not None else None,
+        "error_code": error_code,
+        "error": error[:_REFUSED_TEXT_CHARS],
+        "at": at or utc_now(),
+    }
+
+
 def _timestamp_default(value: object) -> object:
     if isinstance(value, datetime):
         return value.isoformat()
@@ -169,8 +219,32 @@ def fold_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 cancelled_by="",
                 session_id="",
                 cost_usd=0.0,
+                request="ask",
             )
             rows[ask_id] = row
+            continue
+        if kind == REFUSED:
+            refused_at = _parse_time(record.get("at"))
+            row = dict.fromkeys(HISTORY_COLUMNS)
+            row.update(
+                ask_id=ask_id,
+                parent_id=record.get("parent_id"),
+                sender=record.get("sender"),
+                agent=record.get("agent"),
+                outcome=REFUSED,
+                prompt=record.get("prompt", ""),
+                reply="",
+                error_code=record.get("error_code", ""),
+                error=record.get("error", ""),
+                cancelled_by="",
+                queued_at=refused_at,
+                ended_at=refused_at,
+                session_id="",
+                cost_usd=0.0,
+                request=record.get("request", "ask"),
+                target_id=record.get("target_id"),
+            )
+            rows.setdefault(ask_id, row)
             continue
         row_or_none = rows.get(ask_id)
         if row_or_none is None:

@@ -59,6 +59,7 @@ from elynav_nb.office.peers import Caller, identify_caller
 from elynav_nb.office.rights import USER, check_cancel_right
 from elynav_nb.office.socket_server import OfficeSocketServer
 from elynav_nb.office.staffing import ASK_RULE, Executable, resolve_definitions, runner_for
+from elynav_nb.office.trace import log_office
 from elynav_nb.office.workspace import OfficeFiles
 
 __all__ = ["ASK_RULE", "Office", "OfficeListener"]
@@ -151,6 +152,7 @@ class Office(AskRunning, OfficeViews):
         if unfinished:
             note += f"; {len(unfinished)} asks left unfinished by the previous office were marked failed"
         self.history_log.note(note)
+        log_office(self, note)
         return self
 
     def _make_employee(self, definition: AgentDefinition) -> Employee:
@@ -192,6 +194,7 @@ class Office(AskRunning, OfficeViews):
             *(employee.runner.stop() for employee in self.employees.values()), return_exceptions=True
         )
         self.history_log.note("office stopped")
+        log_office(self, "office stopped")
         await self._release()
         self.status = "closed"
         self._notify("stopped", None)

@@ -25,6 +25,7 @@ from elynav_nb.errors import InvalidInput
 from elynav_nb.office.asks import Ask
 from elynav_nb.office.employee import Employee
 from elynav_nb.office.history import HistoryLog, fold_records, history_frame
+from elynav_nb.office.trace import log_ask_event
 
 if TYPE_CHECKING:
     import pandas
@@ -93,6 +94,8 @@ class OfficeViews:
             self._listeners.remove(listener)
 
     def _notify(self, event: str, ask: Ask | None) -> None:
+        if ask is not None:
+            log_ask_event(self, event, ask)  # DEBUG (an ask ending: INFO); nothing formatted when off
         for listener in list(self._listeners):
             try:
                 listener(event, ask)

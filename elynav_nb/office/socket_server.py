@@ -11,13 +11,16 @@ How data flows, one request per connection::
       -> ask:    office.submit(...) -> "accepted" -> wait for the reply OR the caller's hang-up
                  -> "reply" | (hang-up) office.cancel(ask, by=caller): a dead `elynav ask` cancels its ask
       -> cancel: office.cancel(ask_id, by=caller) -> "cancelled"
-      -> anything refused -> {"type": "error", "code", "message"} and the connection closes
+      -> anything refused -> {"type": "error", "code", "message"} and the connection closes; a
+         well-formed ask or cancel refused (DEADLOCK, AGENT_NOT_FOUND, NOT_ALLOWED...) also gets a
+         ``refused`` row in the office history (``history.refusal_record``), so it leaves a trace
 
 A bad request costs its own connection only; the office keeps serving. A line that cannot be
 decoded into a request (too long, too slow, not UTF-8, not JSON, nested too deeply, not an object,
 a field of the wrong type) is answered ``PROTOCOL_ERROR`` and logged as one WARNING line naming the
 caller and the reason, without a traceback; a hang-up mid-line is neither answered nor logged.
-No parsing here: ``office/wire.py`` encodes and decodes.
+No parsing here: ``office/wire.py`` encodes and decodes. Each request line in and answer out is
+logged at DEBUG (``elynav_nb.office.trace``, redacted), each refusal at INFO.
 """
 
 from __future__ import annotations
@@ -29,12 +32,15 @@ import os
 import shutil
 import socket
 import tempfile
+import uuid
 import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elynav_nb.errors import ElynavError, NotAllowed, ProtocolError
+from elynav_nb.office.history import refusal_record
 from elynav_nb.office.peers import Caller, peer_credentials
+from elynav_nb.office.trace import office_redactor, trace_logger
 from elynav_nb.office.wire import (
     MAX_REQUEST_BYTES,
     AskRequest,
@@ -105,7 +111,7 @@ class OfficeSocketServer:
         try:
             await self._serve(reader, writer)
         except ElynavError as error:
-            await _send(writer, encode_error(error))
+            await self._answer(writer, encode_error(error))
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the caller hung up mid-request: nothing was queued
         except asyncio.CancelledError:
@@ -121,19 +127,88 @@ class OfficeSocketServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         caller = self._identify(writer)
         try:
-            request = _decode(await _read_request_line(reader))
+            line = await _read_request_line(reader)
+            if trace_logger.isEnabledFor(logging.DEBUG):
+                trace_logger.debug(
+                    "office socket: %s < %s", caller.name, office_redactor(self.office).line(line)
+                )
+            request = _decode(line)
         except ProtocolError as error:
             logger.warning("office socket: refused a request from %s: %s", caller.name, error.message)
             raise
         if isinstance(request, AskRequest):
-            ask = self.office.submit_for(caller, request.agent, request.text, timeout=request.timeout)
-            await _send(writer, encode_accepted(ask.id, ask.agent, self.office.queue_position(ask)))
+            try:
+                ask = self.office.submit_for(caller, request.agent, request.text, timeout=request.timeout)
+            except ElynavError as error:
+                self._record_refused_ask(caller, request, error)
+                raise
+            await self._answer(writer, encode_accepted(ask.id, ask.agent, self.office.queue_position(ask)))
             await self._wait_reply_or_hang_up(ask, caller, reader, writer)
             return
-        cancelled = self.office.cancel(request.ask_id, by=caller.name)
-        await _send(
+        try:
+            cancelled = self.office.cancel(request.ask_id, by=caller.name)
+        except ElynavError as error:
+            self._record_refused_cancel(caller, request, error)
+            raise
+        await self._answer(
             writer, encode_cancelled(cancelled.id, "cancelling" if cancelled.cancelling else cancelled.status)
         )
+
+    def _record_refused_ask(self, caller: Caller, request: AskRequest, error: ElynavError) -> None:
+        """A ``refused`` history row for an ask the office did not queue (who, to whom, why)."""
+        office = self.office
+        employee = office.employees.get(request.agent) or office.employees.get(f"elynav-{request.agent}")
+        running = office.employees[caller.name].current if caller.name in office.employees else None
+        self._append_refusal(
+            refusal_record(
+                ask_id=uuid.uuid4().hex[:12],
+                request="ask",
+                sender=caller.name,
+                agent=employee.name if employee is not None else request.agent,
+                prompt=request.text,
+                parent_id=running.id if running is not None else None,
+                error_code=error.code,
+                error=error.message,
+            )
+        )
+
+    def _record_refused_cancel(self, caller: Caller, request: CancelRequest, error: ElynavError) -> None:
+        """A ``refused`` history row for a cancel the office refused (``NOT_ALLOWED``, ``ASK_NOT_FOUND``...)."""
+        try:
+            target: Ask | None = self.office.get_ask(request.ask_id)
+        except ElynavError:
+            target = None
+        self._append_refusal(
+            refusal_record(
+                ask_id=uuid.uuid4().hex[:12],
+                request="cancel",
+                sender=caller.name,
+                agent=target.agent if target is not None else "",
+                prompt=f"cancel {request.ask_id}",
+                target_id=request.ask_id,
+                error_code=error.code,
+                error=error.message,
+            )
+        )
+
+    def _append_refusal(self, record: dict[str, Any]) -> None:
+        trace_logger.info(
+            "office socket: refused %s from %s to %s: %s: %s",
+            record["request"],
+            record["sender"],
+            record["agent"] or record["target_id"],
+            record["error_code"],
+            office_redactor(self.office).line(record["error"], 500),
+        )
+        try:
+            self.office.history_log.append(record)
+        except OSError as error:  # the refusal still reaches the caller; only its trace is lost
+            logger.warning("office socket: could not record a refused %s: %s", record["request"], error)
+
+    async def _answer(self, writer: asyncio.StreamWriter, data: bytes) -> None:
+        if trace_logger.isEnabledFor(logging.DEBUG):
+            trace_logger.debug("office socket: > %s", office_redactor(self.office).line(data))
+        await _send(writer, data)
 
     def _identify(self, writer: asyncio.StreamWriter) -> Caller:
         connection: socket.socket = writer.get_extra_info("socket")
@@ -157,7 +232,7 @@ class OfficeSocketServer:
             self.office.cancel(ask.id, by=caller.name, reason="the asking process went away")
             return
         reply = ask.reply
-        await _send(
+        await self._answer(
             writer,
             encode_reply(
                 reply.ask_id,

@@ -11,7 +11,7 @@ How data flows::
       AgentError, failed outcomes     -> red rows
       PermissionRequest               -> a row with Allow / Deny buttons -> request.allow()/deny()
       PermissionWithdrawn             -> that row's buttons disabled and the row removed
-      end of the turn                 -> final flush, status line (outcome, cost, duration), Cancel disabled
+      end of the turn                 -> final flush, status line (outcome, cost, duration), Cancel hidden
     Cancel button -> turn.cancel() (the runner interrupts the CLI within its bounds)
 
     AgentRunner --(add_turn_listener)--> RunnerView -> one TurnView per new turn in an Accordion
@@ -154,6 +154,8 @@ class PermissionPrompt:
 class TurnView:
     """A live view of one ``Turn``: status line, Cancel, permission prompts, streaming transcript.
 
+    Cancel shows while the turn runs; once the turn is settled it is hidden, and the status line's
+    coloured outcome (``completed``, ``cancelled``, ``failed``...) is what remains.
     ``min_interval`` bounds transcript updates (seconds between two updates). ``on_finished`` is
     called once with the view when the turn has ended and the view shows its final state.
     """
@@ -367,6 +369,9 @@ class TurnView:
         self.finished = True
         self.cancel_button.disabled = True
         self.cancel_button.description = "Cancel"
+        # A settled turn has nothing to cancel: a (disabled) red button would read as "still running";
+        # the status line's coloured outcome says how it ended.
+        self.cancel_button.layout.display = "none"
         for prompt in self.prompts.values():
             if not prompt.closed:
                 prompt.close("closed")

@@ -477,6 +477,11 @@ class NotebookPage(ClosedOnExit):
             lambda: f"{buttons.count()} such buttons; buttons there: {labels.all_inner_texts()}",
         )
 
+    def visible_button_labels(self, cell: CellRef) -> list[str]:
+        """The labels of the buttons a person sees in the cell's output (hidden ones left out)."""
+        buttons = self.cell(cell).locator(OUTPUT_AREA).locator("button")
+        return [button.inner_text().strip() for button in buttons.all() if button.is_visible()]
+
     def click_button(self, cell: CellRef, text: str, *, timeout: float = 30.0) -> None:
         """Click the button labelled ``text`` in the cell's output with the mouse (a trusted click)."""
         button = self.button(cell, text, timeout=timeout)

@@ -16,6 +16,7 @@ import signal
 import sys
 from pathlib import Path
 
+import pandas
 import psutil
 import pytest
 
@@ -102,9 +103,15 @@ async def test_cycles_through_real_processes_are_refused_at_once(make_office, ag
     reply = await asyncio.wait_for(office.ask("w-a", chain_prompt([*agents, "w-a"], "hello")), timeout=30)
     assert reply.outcome == "done"  # every turn ended; the refused ask came back as an error to its caller
     history = office.history()
-    assert (history["outcome"] == "done").all() and len(history) == len(
-        agents
-    )  # the refused ask was never queued
+    asks = history[history["outcome"] != "refused"]
+    assert (asks["outcome"] == "done").all() and len(asks) == len(agents)  # the refused ask was never queued
+    refused = history[history["outcome"] == "refused"]  # but it left its trace: one row, with its code
+    assert len(refused) == 1
+    row = refused.iloc[0]
+    assert (row["request"], row["sender"], row["agent"], row["prompt"]) == ("ask", agents[-1], "w-a", "hello")
+    assert row["error_code"] == "DEADLOCK" and cycle in row["error"]
+    assert row["parent_id"] == replies[agents[-1]].ask_id  # sent from the last agent's running turn
+    assert row["queued_at"] == row["ended_at"] and row["wait_s"] == 0.0 and pandas.isna(row["started_at"])
     refused_in = tool_text(replies[agents[-1]])  # the last agent's `elynav ask` was refused
     assert (
         "DEADLOCK: " in refused_in
@@ -124,10 +131,34 @@ async def test_an_agent_cannot_cancel_another_agents_ask_even_with_its_name_and_
     attempt = await office.ask("w-c", f"@standin bash {command}")
     assert "NOT_ALLOWED" in tool_text(attempt) and "w-c may not cancel" in tool_text(attempt)
     assert target.status == "running" and not target.cancelling
+    refused = office.history().query("outcome == 'refused'")  # the refused cancel left its trace
+    assert list(refused["request"]) == ["cancel"] and list(refused["target_id"]) == [target.id]
+    assert (refused["sender"].iloc[0], refused["agent"].iloc[0]) == ("w-c", "w-b")
+    assert refused["error_code"].iloc[0] == "NOT_ALLOWED" and "w-c may not cancel" in refused["error"].iloc[0]
+    # the user's ask to c, then c's refused cancel
+    assert list(office.history("w-c")["outcome"]) == ["done", "refused"]
     queued_behind = await office.ask("w-c", "@standin bash elynav ask w-a hi --timeout 0.2 ; echo exit=$?")
     assert "exit=4" in tool_text(queued_behind)  # w-a is busy: c's own ask waits in the queue, then times out
     outer.cancel()
     assert (await target).outcome == "cancelled"
+
+
+async def test_an_ask_to_an_unknown_agent_is_refused_and_recorded_with_its_code(make_office):
+    office = await make_office([worker("w-a")])
+    reply = await asyncio.wait_for(office.ask("w-a", "@standin ask w-nobody Bonjour"), timeout=30)
+    assert reply.outcome == "done" and "AGENT_NOT_FOUND: " in tool_text(reply)
+    history = office.history()
+    assert list(history["outcome"]) == ["done", "refused"] and list(history["request"]) == ["ask", "ask"]
+    refused = history.iloc[1]
+    assert (refused["sender"], refused["agent"], refused["error_code"]) == (
+        "w-a",
+        "w-nobody",
+        "AGENT_NOT_FOUND",
+    )
+    assert refused["parent_id"] == reply.ask_id and refused["prompt"] == "Bonjour"
+    assert refused["ask_id"] not in (reply.ask_id, None) and pandas.isna(refused["target_id"])
+    assert list(office.history("w-a")["outcome"]) == ["done", "refused"]  # kept with the agent who asked
+    assert office.asks == []  # nothing was queued
 
 
 async def test_an_agent_may_cancel_the_ask_it_sent(make_office):

@@ -131,7 +131,11 @@ async def test_bad_bytes_on_the_socket_get_typed_errors_and_the_office_keeps_ser
         assert [answer.get("code") for answer in answers] == [code], payload[:60]
     await asyncio.to_thread(raw_request, path, b'{"op": "ask", "agent": "w-a", "te', close_after_send=True)
     await asyncio.sleep(0.2)  # a caller that hung up mid-request queued nothing
-    assert office.asks == [] and office.history().empty
+    assert office.asks == []
+    history = office.history()  # a refused request leaves a row; an undecodable line is only logged
+    assert set(history["outcome"]) == {"refused"} and set(history["sender"]) == {"user"}
+    assert list(history["error_code"]) == ["INVALID_INPUT", "INVALID_INPUT", "AGENT_NOT_FOUND"]
+    assert list(history["agent"]) == ["w-a", "w-a", "nobody"]
     assert office.socket_server.connections_served == len(cases) + 1
     code, stdout, _ = await run_elynav("ask", "w-a", "after all that", socket_path=path)
     assert code == 0 and "You said: after all that" in stdout

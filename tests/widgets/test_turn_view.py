@@ -195,3 +195,31 @@ async def test_view_made_mid_turn_catches_up(make_runner: RunnerFactory) -> None
     await turn.cancel()
     await asyncio.wait_for(view.wait(), timeout=30)
     assert segment_text(view.transcript.widget.value) == turn.text
+
+
+def _cancel_shown(view: TurnView) -> bool:
+    return bool(view.cancel_button.layout.display != "none")
+
+
+@pytest.mark.anyio
+async def test_a_settled_turn_hides_its_cancel_button(make_runner: RunnerFactory) -> None:
+    # While the turn runs, Cancel shows; once it is settled (completed, cancelled), it is hidden:
+    # a disabled red button would read as "still running". The status line keeps the outcome.
+    runner = make_runner("slow")
+    turn = runner.send("go slowly")
+    view = TurnView(turn, min_interval=0.05)
+    assert await wait_until(lambda: view.events_shown >= 2)
+    assert _cancel_shown(view) and not view.cancel_button.disabled
+    view.cancel_button.click()
+    await asyncio.wait_for(view.wait(), timeout=30)
+    assert turn.status == "cancelled" and not _cancel_shown(view)
+    assert "cancelled" in view.status_line.value
+
+    completed = make_runner("stream", environment={"FAKE_DELTAS": "5"}).send("hi")
+    completed_view = TurnView(completed)
+    result = await asyncio.wait_for(completed_view.wait(), timeout=30)
+    assert result is not None and result.outcome == "completed"
+    assert not _cancel_shown(completed_view) and completed_view.cancel_button.disabled
+    assert "completed" in completed_view.status_line.value
+    late_view = TurnView(completed)  # a view of a turn already over: no Cancel at all
+    assert late_view.finished and not _cancel_shown(late_view)
