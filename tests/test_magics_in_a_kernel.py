@@ -9,49 +9,30 @@ the turn in flight within its bound.
 
 from __future__ import annotations
 
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-jupyter_manager = pytest.importorskip("jupyter_client.manager")
+pytest.importorskip("jupyter_client.manager")
+
+from tests.kernel import Kernel  # noqa: E402 (after the skip)
 
 pytestmark = pytest.mark.slow
 
 
-class Kernel:
-    def __init__(self) -> None:
-        self.manager, self.client = jupyter_manager.start_new_kernel(kernel_name="python3")
-
-    def run(self, code: str, *, timeout: float = 90) -> tuple[list[str], list[str]]:
-        """Run one cell; its stdout lines and its error names."""
-        lines: list[str] = []
-        errors: list[str] = []
-
-        def collect(message: dict[str, Any]) -> None:
-            content = message["content"]
-            if message["msg_type"] == "stream" and content["name"] == "stdout":
-                lines.extend(content["text"].splitlines())
-            elif message["msg_type"] == "error":
-                errors.append(content["ename"])
-
-        self.client.execute_interactive(textwrap.dedent(code), timeout=timeout, output_hook=collect)
-        return lines, errors
-
+class MagicsKernel(Kernel):
     def close(self) -> None:
         try:
             self.run("await get_ipython().magics_manager.registry['ElynavMagics'].stop_all()", timeout=60)
         finally:
-            self.client.stop_channels()
-            self.manager.shutdown_kernel(now=True)
+            self.shutdown()
 
 
 @pytest.fixture
-def kernel(tmp_path: Path) -> Iterator[Kernel]:
-    started = Kernel()
+def kernel(tmp_path: Path) -> Iterator[MagicsKernel]:
+    started = MagicsKernel()
     try:
         started.run(
             f"""
@@ -65,7 +46,9 @@ def kernel(tmp_path: Path) -> Iterator[Kernel]:
         started.close()
 
 
-def test_an_agent_cell_streams_a_turn_into_its_variable_and_the_conversation_goes_on(kernel: Kernel) -> None:
+def test_an_agent_cell_streams_a_turn_into_its_variable_and_the_conversation_goes_on(
+    kernel: MagicsKernel,
+) -> None:
     kernel.run('account = "Girard"')
     lines, errors = kernel.run(
         """
@@ -89,7 +72,7 @@ def test_an_agent_cell_streams_a_turn_into_its_variable_and_the_conversation_goe
     assert errors == [] and lines == ["2"]
 
 
-def test_bad_input_is_one_typed_line_and_the_kernel_goes_on(kernel: Kernel) -> None:
+def test_bad_input_is_one_typed_line_and_the_kernel_goes_on(kernel: MagicsKernel) -> None:
     lines, errors = kernel.run("%%agent nobody\nBonjour")
     assert errors == [] and len(lines) == 1 and lines[0].startswith("AGENT_NOT_FOUND: no agent 'nobody'")
     assert "elynav-sdr" in lines[0]  # the valid choices are named
@@ -105,7 +88,7 @@ def test_bad_input_is_one_typed_line_and_the_kernel_goes_on(kernel: Kernel) -> N
     assert lines == ["still serving"]
 
 
-def test_a_kernel_interrupt_cancels_the_turn_of_the_awaiting_cell(kernel: Kernel) -> None:
+def test_a_kernel_interrupt_cancels_the_turn_of_the_awaiting_cell(kernel: MagicsKernel) -> None:
     message_id = kernel.client.execute("%%agent sdr -o slow\n@standin slow 30\nUne longue réponse")
     time.sleep(4)  # the turn streams (the stand-in writes slowly for 30 s)
     interrupted = time.monotonic()

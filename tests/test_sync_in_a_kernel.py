@@ -5,36 +5,26 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 pytest.importorskip(
     "nest_asyncio2", reason="nest-asyncio2 is the lab extra's opt-in (pip install 'elynav-nb[lab]')"
 )
-jupyter_manager = pytest.importorskip("jupyter_client.manager")
+pytest.importorskip("jupyter_client.manager")
+
+from tests.kernel import Kernel  # noqa: E402 (after the skip)
 
 pytestmark = pytest.mark.slow
 
 
 def run_in_kernel(code: str) -> list[str]:
     """Run ``code`` as one cell of a fresh python3 kernel; return its stdout lines (errors re-raised)."""
-    manager, client = jupyter_manager.start_new_kernel(kernel_name="python3")
-    lines: list[str] = []
-    errors: list[str] = []
-
-    def collect(message: dict[str, Any]) -> None:
-        content = message["content"]
-        if message["msg_type"] == "stream" and content["name"] == "stdout":
-            lines.extend(content["text"].splitlines())
-        elif message["msg_type"] == "error":
-            errors.append(f"{content['ename']}: {content['evalue']}")
-
+    kernel = Kernel()
     try:
-        client.execute_interactive(code, timeout=90, output_hook=collect)
+        lines, errors = kernel.run(code)
     finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
+        kernel.shutdown()
     assert errors == [], errors
     return lines
 

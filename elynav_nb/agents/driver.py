@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from elynav_nb._logging import redact
 from elynav_nb.agents.cli_adapter import PerTurnAdapter
-from elynav_nb.agents.events import AgentEvent, TurnEnded
+from elynav_nb.agents.events import AgentError, AgentEvent, TurnEnded
 from elynav_nb.agents.process import CliProcess
 from elynav_nb.agents.results import Outcome, TurnResult, main_text
 from elynav_nb.agents.turn import Turn
@@ -161,6 +161,25 @@ class Driver(ABC):
 
     @abstractmethod
     async def interrupt_or_stop(self, turn: Turn, outcome: Outcome, reason: str) -> None: ...
+
+    def bound_reached(
+        self, now: float, turn_deadline: float, last_progress: float, waiting_on_tools: bool
+    ) -> str:
+        """Why the watchdog ends the turn now: its whole bound or its silence bound ("" while neither)."""
+        runner = self.runner
+        if now >= turn_deadline:
+            return f"the turn took longer than {runner.turn_timeout:g} s"
+        idle_bound = runner.tool_idle_timeout if waiting_on_tools else runner.idle_timeout
+        if now - last_progress >= idle_bound:
+            who = "the agent CLI" if runner.cli_name == "claude" else runner.cli_name
+            return f"no output from {who} for {idle_bound:g} s"
+        return ""
+
+    def oversized_line_error(self, size: int) -> AgentError:
+        return AgentError(
+            f"a stdout line of more than {size} bytes exceeded the {self.runner.max_line_bytes}-byte cap and was skipped",
+            code="LINE_TOO_LONG",
+        )
 
     def keep_stray(self, event: AgentEvent) -> None:
         """An event that belongs to no turn in flight (kept, bounded, for the curious)."""

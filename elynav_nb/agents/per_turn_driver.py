@@ -272,7 +272,7 @@ class PerTurnDriver(Driver):
             cwd=command.cwd,
             environment=dict(command.environment),
             on_line=on_line,
-            on_oversized=lambda size: self._push(turn, state, self._oversized_error(size)),
+            on_oversized=lambda size: self._push(turn, state, self.oversized_line_error(size)),
             on_exit=on_exit,
             max_line_bytes=self.runner.max_line_bytes,
             stderr_tail_bytes=self.runner.stderr_tail_bytes,
@@ -294,12 +294,9 @@ class PerTurnDriver(Driver):
                     await turn.wait_settled(_WATCHDOG_TICK)
                     continue
                 now = time.monotonic()
-                idle_bound = runner.tool_idle_timeout if turn.waiting_on_tools else runner.idle_timeout
-                if now >= turn_deadline:
-                    turn.request_abort("timeout", f"the turn took longer than {runner.turn_timeout:g} s")
-                    continue
-                if now - state.last_progress >= idle_bound:
-                    turn.request_abort("timeout", f"no output from {runner.cli_name} for {idle_bound:g} s")
+                reached = self.bound_reached(now, turn_deadline, state.last_progress, turn.waiting_on_tools)
+                if reached:
+                    turn.request_abort("timeout", reached)
                     continue
                 if state.retrying_since is not None and now - state.retrying_since >= runner.retry_timeout:
                     turn.request_abort(
@@ -365,12 +362,6 @@ class PerTurnDriver(Driver):
     @staticmethod
     def _turn_started(turn: Turn) -> bool:
         return any(isinstance(event, AgentStarted) for event in turn.events)
-
-    def _oversized_error(self, size: int) -> AgentError:
-        return AgentError(
-            f"a stdout line of more than {size} bytes exceeded the {self.runner.max_line_bytes}-byte cap and was skipped",
-            code="LINE_TOO_LONG",
-        )
 
     def _on_exit(self, turn: Turn, decoder: PerTurnDecoder, process: CliProcess, returncode: int) -> None:
         assert self._adapter is not None

@@ -41,7 +41,6 @@ from elynav_nb.agents.cli.wire import PersistentWire, TurnSink
 from elynav_nb.agents.cli_adapter import PerTurnAdapter
 from elynav_nb.agents.driver import DESCENDANT_SCAN_INTERVAL, WATCHDOG_TICK, Driver, ignore_outcome
 from elynav_nb.agents.events import (
-    AgentError,
     AgentEvent,
     AgentStarted,
     ControlCancel,
@@ -217,12 +216,9 @@ class PersistentDriver(Driver):
                 continue
             now = time.monotonic()
             waiting_on_tools = turn.waiting_on_tools or bool(self._pending_permissions)
-            idle_bound = runner.tool_idle_timeout if waiting_on_tools else runner.idle_timeout
-            if now >= turn_deadline:
-                turn.request_abort("timeout", f"the turn took longer than {runner.turn_timeout:g} s")
-                continue
-            if now - runner.last_activity >= idle_bound:
-                turn.request_abort("timeout", f"no output from the agent CLI for {idle_bound:g} s")
+            reached = self.bound_reached(now, turn_deadline, runner.last_activity, waiting_on_tools)
+            if reached:
+                turn.request_abort("timeout", reached)
                 continue
             stalled = wire.stall_reason(now)
             if stalled:
@@ -335,12 +331,7 @@ class PersistentDriver(Driver):
             self.finish_turn(turn, outcome, ended=event, error=error)
 
     def _handle_oversized_line(self, size: int) -> None:
-        self._route_event(
-            AgentError(
-                f"a stdout line of more than {size} bytes exceeded the {self.runner.max_line_bytes}-byte cap and was skipped",
-                code="LINE_TOO_LONG",
-            )
-        )
+        self._route_event(self.oversized_line_error(size))
 
     def _handle_exit(self, returncode: int) -> None:
         for future in self._pending_controls.values():
