@@ -112,3 +112,25 @@ def test_a_kernel_interrupt_cancels_the_turn_of_the_awaiting_cell(kernel: Magics
     )
     assert time.monotonic() - interrupted < 20
     assert errors == [] and lines == ["cancelled False True"]  # the CLI honoured the interrupt and stays
+
+
+def test_an_ask_cell_goes_through_the_running_office(kernel: MagicsKernel) -> None:
+    lines, errors = kernel.run(
+        """
+        from elynav_nb.office import Office
+        office = await Office(get_ipython().magics_manager.registry['ElynavMagics'].workspace,
+                              ["elynav-sdr"], executable="standin").start()
+        print(office.status)
+        """
+    )
+    assert errors == [], errors
+    lines, errors = kernel.run("%%ask sdr -o reply\nBonjour de la part de {office.status}")
+    assert errors == [], errors
+    lines, errors = kernel.run(
+        """
+        frame = %elynav_history
+        print(type(reply).__name__, reply.outcome, reply.sender, len(frame), frame["outcome"].iloc[-1])
+        await office.stop()
+        """
+    )
+    assert errors == [] and lines == ["Reply done user 1 done"], lines
