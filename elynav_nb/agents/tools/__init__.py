@@ -12,8 +12,9 @@ errors), ``kernel_tool`` (the decorator and the bounded call), ``tool_set`` (the
 ``query_rules`` / ``query_eval`` (the safe pandas-query subset), ``frame_tools`` (``df_tools``).
 """
 
+from elynav_nb.agents.tools.frame_tools import df_tools
 from elynav_nb.agents.tools.kernel_tool import KernelTool, agent_tool
 from elynav_nb.agents.tools.outcome import ToolOutcome
 from elynav_nb.agents.tools.tool_set import KernelToolSet, kernel_tools
 
-__all__ = ["KernelTool", "KernelToolSet", "ToolOutcome", "agent_tool", "kernel_tools"]
+__all__ = ["KernelTool", "KernelToolSet", "ToolOutcome", "agent_tool", "df_tools", "kernel_tools"]
