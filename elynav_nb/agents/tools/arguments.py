@@ -81,7 +81,7 @@ class ArgumentSpec:
             validated = self._model.model_validate_json(text)
         except pydantic.ValidationError as error:
             raise InvalidInput(
-                f"tool {self.tool_name!r}: {_describe_problems(error, self.parameter_names)}",
+                f"tool {self.tool_name!r}: {_describe_problems(error, self.parameter_names, arguments)}",
                 details={"arguments": sorted({_argument_of(problem) for problem in error.errors()})},
             ) from None
         given = validated.model_fields_set
@@ -202,25 +202,54 @@ def _argument_of(problem: Mapping[str, Any]) -> str:
     return str(location[0]) if location else "(arguments)"
 
 
-def _describe_problems(error: pydantic.ValidationError, known: list[str]) -> str:
-    sentences: list[str] = []
+def _describe_problems(
+    error: pydantic.ValidationError, known: list[str], arguments: Mapping[str, Any]
+) -> str:
+    by_path: dict[str, list[str]] = {}
+    shown_inputs: dict[str, str] = {}
     for problem in error.errors(include_url=False):
-        location = tuple(problem.get("loc") or ())
+        location = _input_path(tuple(problem.get("loc") or ()), arguments)
         name = str(location[0]) if location else "(arguments)"
         path = name + "".join(
             f"[{part!r}]" if isinstance(part, str) else f"[{part}]" for part in location[1:]
         )
         kind = problem.get("type", "")
         if kind == "missing":
-            sentences.append(f"argument {path!r} is required")
+            by_path.setdefault(path, []).append("is required")
         elif kind == "extra_forbidden":
             expected = ", ".join(known) if known else "none"
-            sentences.append(f"argument {path!r} is not a parameter of this tool (parameters: {expected})")
+            by_path.setdefault(path, []).append(f"is not a parameter of this tool (parameters: {expected})")
         else:
             message = str(problem.get("msg", "is not valid"))
             message = message[0].lower() + message[1:] if message else message
-            sentences.append(f"argument {path!r}: {message} (got {_shown(problem.get('input'))})")
+            by_path.setdefault(path, []).append(message)
+            shown_inputs[path] = _shown(problem.get("input"))
+    sentences: list[str] = []
+    for path, messages in by_path.items():
+        unique = list(dict.fromkeys(messages))
+        if path in shown_inputs:
+            sentences.append(f"argument {path!r}: {', or '.join(unique)} (got {shown_inputs[path]})")
+        else:
+            sentences.append(f"argument {path!r} {', and '.join(unique)}")
     return "; ".join(sentences)
+
+
+def _input_path(location: tuple[Any, ...], arguments: Mapping[str, Any]) -> tuple[Any, ...]:
+    """``location`` without pydantic's union-branch tags (``('b', 'int')`` -> ``('b',)``): only the
+    parts that step into the arguments as given are kept."""
+    kept: list[Any] = []
+    current: Any = arguments
+    for part in location:
+        if isinstance(current, Mapping) and part in current:
+            kept.append(part)
+            current = current[part]
+        elif isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
+            kept.append(part)
+            current = current[part]
+        elif not kept:
+            kept.append(part)  # a missing or unknown argument: its name
+            current = None
+    return tuple(kept)
 
 
 def _shown(value: Any) -> str:

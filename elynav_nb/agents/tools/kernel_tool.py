@@ -13,6 +13,7 @@ How a call flows::
          daemon thread (the loop stays free), both bounded by ``timeout``  (over -> TIMEOUT)
          (raised -> TOOL_FAILED or the ElynavError's code: type and message only, redacted)
       -> to_json_value -> bound_json(max_result_bytes)      (no JSON form -> TOOL_FAILED)
+         (for a plain function still on its thread, so a big result does not hold the loop)
       -> ToolOutcome(is_error, content, structured)
 
 A call never raises for what the tool did (only ``asyncio.CancelledError`` when the caller is
@@ -34,6 +35,7 @@ import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, overload
 
 from elynav_nb.agents.tools.arguments import ArgumentSpec, build_argument_spec
@@ -120,7 +122,7 @@ class KernelTool:
         except InvalidInput as error:
             return error_outcome(self.name, error, time.perf_counter() - started)
         try:
-            result = await self._run_bounded(positional, keyword, timeout)
+            result = await self._run_bounded(positional, keyword, timeout, max_result_bytes)
         except _ToolTimedOut:
             still_running = "" if self.is_async else "; its thread may still be running in the kernel"
             timed_out = OperationTimeout(
@@ -137,28 +139,35 @@ class KernelTool:
             if isinstance(exception, (KeyboardInterrupt, GeneratorExit)) and self.is_async:
                 raise
             return exception_outcome(self.name, exception, time.perf_counter() - started)
-        return self._outcome_of(result, max_result_bytes, started)
-
-    def _outcome_of(self, result: Any, max_result_bytes: int, started: float) -> ToolOutcome:
-        try:
-            value = to_json_value(result, max_items=max_result_bytes // 2 + 1)
-            structured, text = bound_json(value, max_result_bytes)
-        except NotJsonValue as problem:
+        prepared = result if isinstance(result, _Prepared) else _prepare(result, max_result_bytes)
+        seconds = time.perf_counter() - started
+        if isinstance(prepared.problem, NotJsonValue):
             refused = ToolFailed(
-                f"tool {self.name!r} returned a value with no JSON form: {problem}",
-                details={"result_type": type(result).__qualname__},
+                f"tool {self.name!r} returned a value with no JSON form: {prepared.problem}",
+                details={"result_type": prepared.result_type},
             )
-            return error_outcome(self.name, refused, time.perf_counter() - started)
-        except Exception as exception:  # a value whose conversion itself breaks (a broken __iter__...)
-            return exception_outcome(self.name, exception, time.perf_counter() - started)
-        return ToolOutcome(False, text, structured, self.name, time.perf_counter() - started)
+            return error_outcome(self.name, refused, seconds)
+        if prepared.problem is not None:  # a value whose conversion itself breaks (a broken __iter__...)
+            return exception_outcome(self.name, prepared.problem, seconds)
+        return ToolOutcome(False, prepared.text, prepared.structured, self.name, seconds)
 
-    async def _run_bounded(self, positional: list[Any], keyword: dict[str, Any], timeout: float) -> Any:
+    async def _run_bounded(
+        self, positional: list[Any], keyword: dict[str, Any], timeout: float, max_result_bytes: int
+    ) -> Any:
+        """The tool's raw result (async tools) or its ``_Prepared`` JSON (plain ones: converted on their
+        thread, so that a big result does not hold the loop either)."""
         deadline = time.monotonic() + timeout
         if self.is_async:
             return await _await_bounded(self.function(*positional, **keyword), timeout)
-        result = await _run_in_thread(self.function, positional, keyword, timeout, f"elynav-tool-{self.name}")
-        if inspect.isawaitable(result):  # a plain function that hands back a coroutine
+
+        def run_and_prepare() -> Any:
+            result = self.function(*positional, **keyword)
+            if inspect.isawaitable(result):  # a plain function that hands back a coroutine: awaited below
+                return result
+            return _prepare(result, max_result_bytes)
+
+        result = await _run_in_thread(run_and_prepare, [], {}, timeout, f"elynav-tool-{self.name}")
+        if inspect.isawaitable(result):
             return await _await_bounded(result, max(0.0, deadline - time.monotonic()))
         return result
 
@@ -172,6 +181,25 @@ class KernelTool:
             f"<b>{html.escape(self.name)}</b>({names}) <i>{'async ' if self.is_async else ''}kernel tool</i>"
             f"<br>{html.escape(self.description)}"
         )
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A result made JSON and bounded (``structured``, ``text``), or the ``problem`` that stopped it."""
+
+    structured: Any = None
+    text: str = ""
+    problem: Exception | None = None
+    result_type: str = ""
+
+
+def _prepare(result: Any, max_result_bytes: int) -> _Prepared:
+    try:
+        value = to_json_value(result, max_items=max_result_bytes // 2 + 1)
+        structured, text = bound_json(value, max_result_bytes)
+    except Exception as problem:  # NotJsonValue, or a value whose own methods break
+        return _Prepared(problem=problem, result_type=type(result).__qualname__)
+    return _Prepared(structured, text)
 
 
 async def _await_bounded(awaitable: Awaitable[Any], timeout: float) -> Any:
