@@ -7,6 +7,7 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import functools
 import threading
 import time
 from pathlib import Path
@@ -119,6 +120,40 @@ def test_a_function_without_hints_or_with_a_sentinel_default() -> None:
     assert tool.parameters["properties"]["key"] == {}
     assert "default" not in tool.parameters["properties"]["fallback"]
     assert tool.parameters["required"] == ["key"]
+
+
+@pytest.mark.anyio
+async def test_partials_and_callable_objects_take_their_hints_and_docstrings_from_the_function() -> None:
+    def scale(value: float, factor: float) -> float:
+        """Scale a value.
+
+        Args:
+            value: the value to scale.
+        """
+        return value * factor
+
+    doubled = agent_tool(name="double")(functools.partial(scale, factor=2.0))
+    assert doubled.description == "Scale a value."
+    assert doubled.parameters["properties"]["value"] == {
+        "type": "number",
+        "description": "the value to scale.",
+    }
+    assert (await doubled.call({"value": 4})).structured == 8.0
+
+    class Counter:
+        """Counts calls."""
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        async def __call__(self, step: int = 1) -> int:
+            self.calls += step
+            return self.calls
+
+    counter = agent_tool(name="count_calls")(Counter())
+    assert counter.is_async and counter.description == "Counts calls."
+    assert counter.parameters["properties"]["step"] == {"type": "integer", "default": 1}
+    assert (await counter.call({"step": 3})).structured == 3
 
 
 def test_functions_that_cannot_be_tools_are_refused_at_decoration() -> None:

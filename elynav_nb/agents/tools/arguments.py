@@ -17,6 +17,7 @@ arguments given are passed on: an omitted one takes the function's own default.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import math
@@ -30,7 +31,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaWarningKind
 
 from elynav_nb.errors import InvalidInput, redact_secrets
 
-__all__ = ["ArgumentSpec", "build_argument_spec"]
+__all__ = ["ArgumentSpec", "build_argument_spec", "underlying_function"]
 
 _MAX_SHOWN_INPUT_CHARS = 80
 
@@ -110,7 +111,7 @@ def build_argument_spec(
     except (TypeError, ValueError) as error:
         raise InvalidInput(f"tool {tool_name!r}: its signature cannot be read ({error})") from None
     try:
-        hints = typing.get_type_hints(function, include_extras=True)
+        hints = typing.get_type_hints(underlying_function(function), include_extras=True)
     except Exception as error:  # a hint naming something undefined, a bad forward reference...
         raise InvalidInput(
             f"tool {tool_name!r}: its type hints cannot be resolved ({type(error).__name__}: {error})"
@@ -143,6 +144,19 @@ def build_argument_spec(
             f"{_first_line(str(error))})"
         ) from None
     return ArgumentSpec(tool_name, model, field_names, positional_defaults, _clean_schema(schema))
+
+
+def underlying_function(function: Callable[..., Any]) -> Any:
+    """What holds the hints and the docstring: the function inside ``functools.partial`` layers, or
+    the ``__call__`` method of a callable object."""
+    target: Any = function
+    while isinstance(target, functools.partial):
+        target = target.func
+    if not (inspect.isfunction(target) or inspect.ismethod(target) or inspect.isbuiltin(target)):
+        call_method = getattr(type(target), "__call__", None)
+        if call_method is not None:
+            return call_method
+    return target
 
 
 def _field(parameter: inspect.Parameter, description: str) -> Any:

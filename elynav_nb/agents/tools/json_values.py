@@ -14,7 +14,7 @@ float                                       as is; NaN and infinities -> null
 numpy scalar / array                        its Python value / a list
 pandas DataFrame                            records (one object per row; a non-default index
                                             becomes columns)
-pandas Series                               records ``{index: ..., value: ...}``
+pandas Series                               records ``{<index name>: ..., <name or "value">: ...}``
 pandas NA, NaT                              null
 datetime, date, time (pandas Timestamp)     ISO 8601 text
 timedelta (pandas Timedelta)                seconds (a number)
@@ -56,11 +56,21 @@ _MAX_DEPTH = 64
 
 
 class NotJsonValue(Exception):
-    """The value (or a part of it, at ``where``) has no JSON form. Internal: becomes a tool error."""
+    """The value (or a part of it, at ``place``) has no JSON form. Internal: becomes a tool error."""
 
-    def __init__(self, where: str, type_name: str, hint: str = "") -> None:
-        place = "the result" if where == "" else f"the result at {where}"
-        super().__init__(f"{place} is a {type_name}, which cannot be sent as JSON{hint}")
+    def __init__(self, type_name: str, hint: str = "") -> None:
+        super().__init__(type_name)
+        self.type_name = type_name
+        self.hint = hint
+        self.parts: list[str] = []  # filled on the way up: ["['rows']", "[3]"]
+
+    @property
+    def place(self) -> str:
+        return "".join(self.parts)
+
+    def __str__(self) -> str:
+        place = f"the result at {self.place}" if self.parts else "the result"
+        return f"{place} is a {self.type_name}, which cannot be sent as JSON{self.hint}"
 
 
 def dumps(value: Any) -> str:
@@ -75,21 +85,21 @@ def json_size(value: Any) -> int:
 def to_json_value(value: Any, *, max_items: int | None = None) -> Any:
     """``value`` as plain JSON data (dict, list, str, int, float, bool, None); ``NotJsonValue`` if it has none.
 
-    ``max_items`` bounds how many rows of a DataFrame, Series or numpy array are converted (the rest
-    could never fit the byte bound anyway); the list then carries the total in ``total_items``.
+    ``max_items`` bounds how many items of a list, tuple, DataFrame, Series or numpy array are converted
+    (the rest could never fit the byte bound anyway); the list then carries the total in ``total_items``.
     """
-    return _convert(value, "", 0, max_items)
+    return _convert(value, 0, max_items)
 
 
 class _CutList(list[Any]):
-    """A list made from the first rows of something longer; ``total_items`` is the full length."""
+    """A list made from the first items of something longer; ``total_items`` is the full length."""
 
     total_items: int = 0
 
 
-def _convert(value: Any, where: str, depth: int, max_items: int | None) -> Any:
+def _convert(value: Any, depth: int, max_items: int | None) -> Any:
     if depth > _MAX_DEPTH:
-        raise NotJsonValue(where, "structure nested more than 64 levels deep (or a cycle)")
+        raise NotJsonValue("structure nested more than 64 levels deep (or a cycle)")
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
@@ -97,79 +107,93 @@ def _convert(value: Any, where: str, depth: int, max_items: int | None) -> Any:
     if isinstance(value, float):
         return float(value) if math.isfinite(value) else None
     if isinstance(value, (list, tuple)):
-        return [_convert(item, f"{where}[{index}]", depth + 1, max_items) for index, item in enumerate(value)]
+        return _convert_items(value, depth, max_items)
     if isinstance(value, dict):
-        return _convert_mapping(value, where, depth, max_items)
-    converted = _convert_special(value, where, depth, max_items)
+        return _convert_mapping(value, depth, max_items)
+    converted = _convert_special(value, depth, max_items)
     if converted is not _NO_CONVERSION:
         return converted
     if isinstance(value, Mapping):
-        return _convert_mapping(value, where, depth, max_items)
+        return _convert_mapping(value, depth, max_items)
     hint = "; return text (str(...)) or plain data" if not isinstance(value, bytes) else "; decode it to text"
-    raise NotJsonValue(where, type(value).__qualname__, hint)
+    raise NotJsonValue(type(value).__qualname__, hint)
 
 
 _NO_CONVERSION = object()
 
 
-def _convert_special(value: Any, where: str, depth: int, max_items: int | None) -> Any:
+def _convert_items(items: list[Any] | tuple[Any, ...], depth: int, max_items: int | None) -> list[Any]:
+    head = items if max_items is None or len(items) <= max_items else items[:max_items]
+    converted: list[Any] = []
+    for index, item in enumerate(head):
+        try:
+            converted.append(_convert(item, depth + 1, max_items))
+        except NotJsonValue as problem:
+            problem.parts.insert(0, f"[{index}]")
+            raise
+    return _cut(converted, len(items)) if len(head) < len(items) else converted
+
+
+def _convert_special(value: Any, depth: int, max_items: int | None) -> Any:
     """Conversions of library types; ``_NO_CONVERSION`` when ``value`` is none of them."""
     type_module = type(value).__module__.split(".")[0]
     if type_module == "pandas":
-        return _convert_pandas(value, where, depth, max_items)
+        return _convert_pandas(value, depth, max_items)
     if type_module == "numpy":
-        return _convert_numpy(value, where, depth, max_items)
+        return _convert_numpy(value, depth, max_items)
     if isinstance(value, datetime.timedelta):
         return value.total_seconds()
     if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
         return value.isoformat()
     if isinstance(value, enum.Enum):
-        return _convert(value.value, where, depth + 1, max_items)
+        return _convert(value.value, depth + 1, max_items)
     if isinstance(value, (decimal.Decimal, uuid.UUID, PurePath)):
         return str(value) if not (isinstance(value, decimal.Decimal) and not value.is_finite()) else None
     if isinstance(value, (set, frozenset)):
-        items = [_convert(item, f"{where}{{}}", depth + 1, max_items) for item in value]
+        items = _convert_items(list(value), depth, None)
         try:
             return sorted(items)
         except TypeError:
             return items
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
-        return _convert_mapping(fields, where, depth, max_items)
+        return _convert_mapping(fields, depth, max_items)
     model_dump = getattr(value, "model_dump", None)
-    if callable(model_dump) and type(value).__module__ != "builtins" and hasattr(value, "model_fields"):
-        return _convert(model_dump(mode="json"), where, depth + 1, max_items)
+    if callable(model_dump) and hasattr(type(value), "model_fields"):
+        return _convert(model_dump(mode="json"), depth + 1, max_items)
     return _NO_CONVERSION
 
 
-def _convert_mapping(
-    value: Mapping[Any, Any], where: str, depth: int, max_items: int | None
-) -> dict[str, Any]:
+def _convert_mapping(value: Mapping[Any, Any], depth: int, max_items: int | None) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, item in value.items():
-        text_key = _json_key(key, where)
-        result[text_key] = _convert(item, f"{where}[{text_key!r}]", depth + 1, max_items)
+        text_key = _json_key(key)
+        try:
+            result[text_key] = _convert(item, depth + 1, max_items)
+        except NotJsonValue as problem:
+            problem.parts.insert(0, f"[{text_key!r}]")
+            raise
     return result
 
 
-def _json_key(key: Any, where: str) -> str:
+def _json_key(key: Any) -> str:
     if isinstance(key, str):
         return key
     if isinstance(key, tuple):
-        return ".".join(_json_key(part, where) for part in key)
-    converted = _convert(key, where, _MAX_DEPTH, None) if not isinstance(key, (list, dict)) else key
+        return ".".join(_json_key(part) for part in key)
+    converted = _convert(key, _MAX_DEPTH, None) if not isinstance(key, (list, dict)) else key
     if converted is None or isinstance(converted, (bool, int, float, str)):
         return dumps(converted) if not isinstance(converted, str) else converted
-    raise NotJsonValue(where, f"mapping with a {type(key).__qualname__} key")
+    raise NotJsonValue(f"mapping with a {type(key).__qualname__} key")
 
 
-def _convert_numpy(value: Any, where: str, depth: int, max_items: int | None) -> Any:
+def _convert_numpy(value: Any, depth: int, max_items: int | None) -> Any:
     import numpy
 
     if isinstance(value, numpy.ndarray):
-        flat_rows = value if max_items is None else value[:max_items]
-        converted = _convert(flat_rows.tolist(), where, depth + 1, max_items)
-        return _cut(converted, len(value)) if len(flat_rows) < len(value) else converted
+        head = value if max_items is None else value[:max_items]
+        converted = _convert_items(head.tolist(), depth, None)
+        return _cut(converted, len(value)) if len(head) < len(value) else converted
     if isinstance(value, numpy.datetime64):
         if numpy.isnat(value):
             return None
@@ -181,33 +205,35 @@ def _convert_numpy(value: Any, where: str, depth: int, max_items: int | None) ->
             return None
         return float(value / numpy.timedelta64(1, "s"))
     if isinstance(value, numpy.generic):
-        return _convert(value.item(), where, depth + 1, max_items)
+        return _convert(value.item(), depth + 1, max_items)
     return _NO_CONVERSION
 
 
-def _convert_pandas(value: Any, where: str, depth: int, max_items: int | None) -> Any:
+def _convert_pandas(value: Any, depth: int, max_items: int | None) -> Any:
     import pandas
 
     if value is pandas.NA or value is pandas.NaT:
         return None
     if isinstance(value, pandas.DataFrame):
         head = value if max_items is None else value.iloc[:max_items]
-        records = _convert(frame_records(head), where, depth + 1, max_items)
+        records = _convert_items(frame_records(head), depth, None)
         return _cut(records, len(value)) if len(head) < len(value) else records
     if isinstance(value, pandas.Series):
         series_head = value if max_items is None else value.iloc[:max_items]
-        records = _convert(frame_records(_series_as_frame(series_head)), where, depth + 1, max_items)
+        records = _convert_items(frame_records(_series_as_frame(series_head)), depth, None)
         return _cut(records, len(value)) if len(series_head) < len(value) else records
     if isinstance(value, pandas.Timedelta):
         return value.total_seconds()
     if isinstance(value, pandas.Timestamp):
         return value.isoformat()
     if isinstance(value, (pandas.Index, pandas.api.extensions.ExtensionArray)):
-        return _convert(list(value), where, depth + 1, max_items)
+        index_head = value if max_items is None else value[:max_items]
+        converted = _convert_items(list(index_head), depth, None)
+        return _cut(converted, len(value)) if len(index_head) < len(value) else converted
     if isinstance(value, pandas.Interval):
         return {
-            "left": _convert(value.left, where, depth + 1, None),
-            "right": _convert(value.right, where, depth + 1, None),
+            "left": _convert(value.left, depth + 1, None),
+            "right": _convert(value.right, depth + 1, None),
         }
     if isinstance(value, pandas.Period):
         return str(value)

@@ -38,7 +38,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, overload
 
-from elynav_nb.agents.tools.arguments import ArgumentSpec, build_argument_spec
+from elynav_nb.agents.tools.arguments import ArgumentSpec, build_argument_spec, underlying_function
 from elynav_nb.agents.tools.docstrings import read_docstring
 from elynav_nb.agents.tools.json_values import NotJsonValue, bound_json, to_json_value
 from elynav_nb.agents.tools.outcome import ToolOutcome, error_outcome, exception_outcome
@@ -309,7 +309,11 @@ def make_kernel_tool(function: Any, *, name: str | None = None, description: str
             f"tool name {name!r} is not valid: 1 to 64 letters, digits, '_' or '-' (agents' APIs allow no more);"
             " give one with @agent_tool(name=...)"
         )
-    facts = read_docstring(inspect.getdoc(function))
+    documented = underlying_function(function)
+    docstring = inspect.getdoc(documented)
+    if docstring is None and documented is not function:
+        docstring = inspect.getdoc(function)  # a callable object documented on its class
+    facts = read_docstring(docstring)
     if description is None:
         description = facts.summary
     if not isinstance(description, str) or not description.strip():
