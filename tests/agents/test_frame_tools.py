@@ -66,8 +66,9 @@ def test_the_set_has_six_named_tools_with_descriptions() -> None:
 def test_df_tools_checks_its_arguments() -> None:
     with pytest.raises(InvalidInput):
         df_tools([1, 2])  # type: ignore[arg-type]
-    with pytest.raises(InvalidInput):
-        df_tools(numpy_frame(), name="bad name")
+    for bad_name in ("bad name", "x\n", "1x", "a" * 42):
+        with pytest.raises(InvalidInput):
+            df_tools(numpy_frame(), name=bad_name)
     with pytest.raises(InvalidInput):
         df_tools(numpy_frame(), max_rows=0)
     with pytest.raises(InvalidInput, match="'accounts_describe'"):

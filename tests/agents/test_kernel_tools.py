@@ -177,8 +177,9 @@ def test_functions_that_cannot_be_tools_are_refused_at_decoration() -> None:
     with pytest.raises(InvalidInput, match="cannot be a JSON argument"):
         agent_tool(frame_in)
 
-    with pytest.raises(InvalidInput, match="not valid"):
-        agent_tool(name="has space")(no_doc)
+    for bad_name in ("has space", "x\n", "x\r\n", "\nx", "a" * 65):
+        with pytest.raises(InvalidInput, match="not valid"):
+            agent_tool(name=bad_name, description="d")(no_doc)
     with pytest.raises(InvalidInput, match="not valid"):
         agent_tool(lambda: 1)
     with pytest.raises(InvalidInput, match="needs a function"):

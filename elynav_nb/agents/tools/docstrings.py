@@ -32,10 +32,10 @@ import re
 __all__ = ["DocstringFacts", "read_docstring"]
 
 _GOOGLE_PARAMETER_HEADERS = {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments"}
-_GOOGLE_HEADER = re.compile(r"^([A-Za-z][A-Za-z ]*):\s*$")
-_GOOGLE_ENTRY = re.compile(r"^\*{0,2}(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*:\s*(?P<text>.*)$")
-_NUMPY_UNDERLINE = re.compile(r"^\s*-{3,}\s*$")
-_NUMPY_ENTRY = re.compile(r"^\*{0,2}(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(:.*)?$")
+_GOOGLE_HEADER = re.compile(r"([A-Za-z][A-Za-z ]*):\s*")
+_GOOGLE_ENTRY = re.compile(r"\*{0,2}(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*:\s*(?P<text>.*)")
+_NUMPY_UNDERLINE = re.compile(r"\s*-{3,}\s*")
+_NUMPY_ENTRY = re.compile(r"\*{0,2}(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(:.*)?")
 
 
 class DocstringFacts:
@@ -73,10 +73,10 @@ def _summary(lines: list[str]) -> str:
 
 
 def _is_section_start(lines: list[str], position: int) -> bool:
-    header = _GOOGLE_HEADER.match(lines[position].strip())
+    header = _GOOGLE_HEADER.fullmatch(lines[position].strip())
     if header and header.group(1).strip().lower() in _GOOGLE_PARAMETER_HEADERS | {"returns", "raises"}:
         return True
-    return position + 1 < len(lines) and bool(_NUMPY_UNDERLINE.match(lines[position + 1]))
+    return position + 1 < len(lines) and bool(_NUMPY_UNDERLINE.fullmatch(lines[position + 1]))
 
 
 def _indent(line: str) -> int:
@@ -91,7 +91,7 @@ def _google_parameters(lines: list[str]) -> dict[str, str]:
     current: str | None = None
     for line in lines:
         stripped = line.strip()
-        header = _GOOGLE_HEADER.match(stripped)
+        header = _GOOGLE_HEADER.fullmatch(stripped)
         if not in_section:
             if header and header.group(1).strip().lower() in _GOOGLE_PARAMETER_HEADERS:
                 in_section, section_indent, entry_indent, current = True, _indent(line), None, None
@@ -105,7 +105,7 @@ def _google_parameters(lines: list[str]) -> dict[str, str]:
             continue
         if entry_indent is None:
             entry_indent = indent
-        entry = _GOOGLE_ENTRY.match(stripped)
+        entry = _GOOGLE_ENTRY.fullmatch(stripped)
         if indent == entry_indent and entry:
             current = entry.group("name")
             parameters[current] = entry.group("text").strip()
@@ -119,7 +119,7 @@ def _numpy_parameters(lines: list[str]) -> dict[str, str]:
     position = 0
     while position < len(lines):
         is_header = lines[position].strip().lower() in {"parameters", "other parameters"}
-        if is_header and position + 1 < len(lines) and _NUMPY_UNDERLINE.match(lines[position + 1]):
+        if is_header and position + 1 < len(lines) and _NUMPY_UNDERLINE.fullmatch(lines[position + 1]):
             position = _read_numpy_section(lines, position + 2, _indent(lines[position]), parameters)
         else:
             position += 1
@@ -133,13 +133,15 @@ def _read_numpy_section(
     while position < len(lines):
         line = lines[position]
         stripped = line.strip()
-        next_is_underline = position + 1 < len(lines) and bool(_NUMPY_UNDERLINE.match(lines[position + 1]))
+        next_is_underline = position + 1 < len(lines) and bool(
+            _NUMPY_UNDERLINE.fullmatch(lines[position + 1])
+        )
         if stripped and next_is_underline:
             return position  # the next section starts here
         if not stripped:
             position += 1
             continue
-        entry = _NUMPY_ENTRY.match(stripped)
+        entry = _NUMPY_ENTRY.fullmatch(stripped)
         if _indent(line) <= section_indent and entry:
             current = entry.group("name")
             parameters[current] = ""

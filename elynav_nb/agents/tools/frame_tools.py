@@ -43,7 +43,7 @@ __all__ = ["AGGREGATIONS", "df_tools"]
 AGGREGATIONS = ("count", "sum", "mean", "min", "max", "median", "nunique")
 MAX_CELL_CHARS = 1000
 MAX_ROWS_LIMIT = 10_000
-_TABLE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,40}$")
+_TABLE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,40}")
 
 Aggregation = Literal["count", "sum", "mean", "min", "max", "median", "nunique"]
 GroupOrder = Literal["by_key", "largest_first", "smallest_first"]
@@ -60,7 +60,7 @@ def df_tools(
     group-by aggregates), each result at most ``max_rows`` rows and ``max_bytes`` of JSON."""
     if not isinstance(frame, pandas.DataFrame):
         raise InvalidInput(f"df_tools needs a pandas DataFrame, not {type(frame).__name__}")
-    if not isinstance(name, str) or not _TABLE_NAME.match(name):
+    if not isinstance(name, str) or not _TABLE_NAME.fullmatch(name):
         raise InvalidInput(
             f"df_tools name {name!r} is not valid: a letter then up to 40 letters, digits or '_'"
             " (it prefixes the tool names, such as accounts_query)"

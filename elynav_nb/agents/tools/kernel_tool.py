@@ -57,7 +57,7 @@ DEFAULT_TOOL_TIMEOUT = 60.0
 DEFAULT_MAX_RESULT_BYTES = 64 * 1024
 MIN_RESULT_BYTES = 1024
 _CANCEL_GRACE_SECONDS = 1.0
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class _ToolTimedOut(Exception):
@@ -304,7 +304,7 @@ def make_kernel_tool(function: Any, *, name: str | None = None, description: str
         name = getattr(function, "__name__", None)
         if not isinstance(name, str):
             raise InvalidInput("this callable has no __name__: give one with @agent_tool(name=...)")
-    if not isinstance(name, str) or not _TOOL_NAME.match(name):
+    if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
         raise InvalidInput(
             f"tool name {name!r} is not valid: 1 to 64 letters, digits, '_' or '-' (agents' APIs allow no more);"
             " give one with @agent_tool(name=...)"
