@@ -50,6 +50,7 @@ The tree::
     │   ├── CliExited                   CLI_EXITED
     │   └── RunnerClosed                RUNNER_CLOSED
     ├── ProtocolError                   PROTOCOL_ERROR
+    ├── ToolFailed                      TOOL_FAILED
     └── ServiceError                    SERVICE_ERROR
         ├── DatabaseBusy                DATABASE_BUSY
         ├── RateLimited                 RATE_LIMITED
@@ -100,6 +101,7 @@ __all__ = [
     "SyncTimeout",
     "TemplateNotFound",
     "TemplateStoreCorrupt",
+    "ToolFailed",
     "UnsupportedBlockType",
     "VersionConflict",
     "error_for_code",
@@ -348,6 +350,13 @@ class ProtocolError(ElynavError):
     """A peer sent bytes that break its own protocol."""
 
     code = "PROTOCOL_ERROR"
+
+
+class ToolFailed(ElynavError):
+    """A kernel tool (a Python function offered to an agent) raised, or returned a value with no JSON
+    form; the agent gets the exception's type and message only. ``details`` name the exception type."""
+
+    code = "TOOL_FAILED"
 
 
 class ServiceError(ElynavError):
