@@ -261,10 +261,10 @@ class PerTurnAdapter(ABC):
         return mode, [note] if note else []
 
 
-def merged_limitations(adapter: PerTurnAdapter | None, extra: Sequence[str]) -> tuple[str, ...]:
-    """The adapter's limitations, then ``extra``, each once."""
+def merged_limitations(notes: Sequence[str]) -> tuple[str, ...]:
+    """``notes`` without blanks and repeats, in order."""
     seen: list[str] = []
-    for note in (*(adapter.limitations if adapter is not None else ()), *extra):
+    for note in notes:
         if note and note not in seen:
             seen.append(note)
     return tuple(seen)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,13 +55,14 @@ class Launch:
     version: str = ""
 
 
-class PersistentLauncher:
+class PersistentLauncher(ABC):
     """The launch step of one persistent protocol (see the module docstring)."""
 
     adapter: CodexAdapter | None = None  # the adapter that wrote the CLI's home, where there is one
 
+    @abstractmethod
     def launch_sync(self, runner: AgentRunner) -> Launch:
-        raise NotImplementedError
+        """Locate the CLI, write its files, build its command and a new wire (off the event loop)."""
 
     async def launch(self, runner: AgentRunner) -> Launch:
         return await asyncio.to_thread(self.launch_sync, runner)
@@ -174,4 +176,4 @@ class CodexAppServerLauncher(PersistentLauncher):
             ).planned_limitations()
         else:
             planned = ()
-        return merged_limitations(None, (*planned, *_CODEX_NOTES))
+        return merged_limitations((*planned, *_CODEX_NOTES))

@@ -77,8 +77,6 @@ __all__ = ["PerTurnDriver", "adapter_for"]
 
 wire_logger = logging.getLogger(WIRE_LOGGER_NAME)
 
-_WATCHDOG_TICK = WATCHDOG_TICK
-_DESCENDANT_SCAN_INTERVAL = DESCENDANT_SCAN_INTERVAL
 _RETRY_CODES = ("CLI_ERROR",)
 _CLI_NOTES = {
     "codex": (
@@ -136,7 +134,7 @@ class PerTurnDriver(Driver):
             ).planned_limitations()
         else:
             planned = ()
-        return merged_limitations(None, (*planned, *self._notes))
+        return merged_limitations((*planned, *self._notes))
 
     # -- starting ----------------------------------------------------------------------------------
 
@@ -291,7 +289,7 @@ class PerTurnDriver(Driver):
         try:
             while not turn.done:
                 if turn.abort_outcome is not None:
-                    await turn.wait_settled(_WATCHDOG_TICK)
+                    await turn.wait_settled(WATCHDOG_TICK)
                     continue
                 now = time.monotonic()
                 reached = self.bound_reached(now, turn_deadline, state.last_progress, turn.waiting_on_tools)
@@ -308,9 +306,9 @@ class PerTurnDriver(Driver):
                 if turn.waiting_on_tools or now >= next_descendant_scan:
                     await process.record_descendants_in_thread()
                     # the first seconds often: codex's node wrapper starts the native binary then
-                    settling = now - started < _DESCENDANT_SCAN_INTERVAL
-                    next_descendant_scan = now + (_WATCHDOG_TICK if settling else _DESCENDANT_SCAN_INTERVAL)
-                await turn.wait_settled(min(_WATCHDOG_TICK, max(0.0, turn_deadline - now)))
+                    settling = now - started < DESCENDANT_SCAN_INTERVAL
+                    next_descendant_scan = now + (WATCHDOG_TICK if settling else DESCENDANT_SCAN_INTERVAL)
+                await turn.wait_settled(min(WATCHDOG_TICK, max(0.0, turn_deadline - now)))
         finally:
             self._turn_states.pop(turn, None)
 

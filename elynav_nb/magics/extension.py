@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import math
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,6 +38,7 @@ from elynav_nb.agents import AgentDefinition, AgentRunner, TurnResult, builtin_a
 from elynav_nb.errors import AgentBusy, AgentNotFound, ElynavError, InvalidInput
 from elynav_nb.magics.cells import rewrite_cell
 from elynav_nb.magics.interpolation import interpolate
+from elynav_nb.office.ask_command import positive_seconds
 
 __all__ = ["ElynavMagics", "load_ipython_extension", "unload_ipython_extension"]
 
@@ -53,21 +53,12 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise InvalidInput(message or self.format_help())
 
 
-def _positive_seconds(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"a timeout is a positive number of seconds, not {text}")
-    return value
-
-
 def _agent_parser() -> _ArgumentParser:
     parser = _ArgumentParser(prog="%%agent", add_help=False, description="Send the cell to an agent.")
     parser.add_argument("name", help="the agent (sdr finds elynav-sdr)")
     parser.add_argument("--cli", choices=("claude", "codex", "gemini"), default=None)
     parser.add_argument("-o", "--output", dest="variable", default=None, help="store the TurnResult here")
-    parser.add_argument(
-        "--timeout", type=_positive_seconds, default=None, help="seconds (default: the trait)"
-    )
+    parser.add_argument("--timeout", type=positive_seconds, default=None, help="seconds (default: the trait)")
     parser.add_argument("message", nargs="*", help="the line form's message (after -- if it starts with -)")
     return parser
 
@@ -77,7 +68,7 @@ def _ask_parser() -> _ArgumentParser:
     parser.add_argument("name", help="the employee (sdr finds elynav-sdr)")
     parser.add_argument("--office", dest="office_variable", default=None, help="the Office's variable")
     parser.add_argument("-o", "--output", dest="variable", default=None, help="store the Reply here")
-    parser.add_argument("--timeout", type=_positive_seconds, default=None)
+    parser.add_argument("--timeout", type=positive_seconds, default=None)
     parser.add_argument("message", nargs="*")
     return parser
 
