@@ -33,7 +33,7 @@ import inspect
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from elynav_nb._logging import WIRE_LOGGER_NAME
@@ -75,6 +75,7 @@ class PersistentDriver(Driver):
         self.wire: PersistentWire | None = None
         self._pending_controls: dict[str, asyncio.Future[ControlResponse]] = {}
         self._pending_permissions: dict[str, tuple[PermissionRequest, asyncio.TimerHandle]] = {}
+        self._served_requests: dict[str, asyncio.Task[None]] = {}
         self._request_counter = 0
         self._late_turn_end: asyncio.Event | None = None
 
@@ -298,12 +299,44 @@ class PersistentDriver(Driver):
                     future.set_result(item)
             elif isinstance(item, ControlCancel):
                 self._close_permission(item.request_id, "withdrawn")
+                served = self._served_requests.pop(item.request_id, None)
+                if served is not None:
+                    served.cancel()  # the CLI gave up on it: no answer is written
             elif isinstance(item, PermissionRequest):
                 self._open_permission(item)
             elif isinstance(item, ControlRequest):
-                self._write_soon(
-                    self.wire.encode_error(item.request_id, f"Unsupported by elynav_nb: {item.subtype}")
-                )
+                self._serve_request(item)
+
+    def _serve_request(self, request: ControlRequest) -> None:
+        """Answer a request of the CLI in a task (kernel tools, hooks), or refuse what the wire does not serve."""
+        assert self.wire is not None and self.loop is not None
+        answer = self.wire.serve_request(request)
+        if answer is None:
+            self._write_soon(
+                self.wire.encode_error(request.request_id, f"Unsupported by elynav_nb: {request.subtype}")
+            )
+            return
+        task = self.loop.create_task(self._answer_request(request, answer))
+        self._served_requests[request.request_id] = task
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    async def _answer_request(self, request: ControlRequest, answer: Awaitable[dict[str, Any]]) -> None:
+        wire = self.wire
+        assert wire is not None
+        try:
+            reply = wire.encode_success(request.request_id, await answer)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # the server's own failure: the CLI gets it as an error answer
+            reply = wire.encode_error(request.request_id, f"{type(error).__name__}: {error}")
+        finally:
+            self._served_requests.pop(request.request_id, None)
+        process = self.process
+        if process is not None and process.is_running:
+            if wire_logger.isEnabledFor(logging.DEBUG):
+                self._log_line(process, ">", reply)
+            await _write_quietly(process, reply)
 
     def _route_event(self, event: AgentEvent) -> None:
         turn = self.current_turn
@@ -338,6 +371,9 @@ class PersistentDriver(Driver):
             if not future.done():
                 future.set_exception(CliExited("the agent CLI exited", details={"exit_code": returncode}))
         self._pending_controls.clear()
+        for task in self._served_requests.values():
+            task.cancel()
+        self._served_requests.clear()
         turn = self.current_turn
         if turn is not None and not turn.done and turn.written:  # a turn not sent yet starts a new CLI itself
             if not (turn.abort_outcome is not None and turn.aborting):  # else the abort sequence settles it

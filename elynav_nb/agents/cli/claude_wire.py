@@ -15,7 +15,7 @@ How data flows::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from elynav_nb.agents.cli.claude_codec import (
@@ -26,10 +26,13 @@ from elynav_nb.agents.cli.claude_codec import (
     encode_user_message,
 )
 from elynav_nb.agents.cli.wire import TurnSink, WireChannel, start_failure
-from elynav_nb.agents.events import AgentEvent, ControlFrame, PermissionRequest
+from elynav_nb.agents.events import AgentEvent, ControlFrame, ControlRequest, PermissionRequest
 from elynav_nb.errors import AgentNotFound, BypassRefusedAsRoot, ElynavError
 
-__all__ = ["ClaudeStreamWire"]
+__all__ = ["ClaudeStreamWire", "RequestServer"]
+
+RequestServer = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+"""What answers one subtype of the CLI's requests (``mcp_message``, ``hook_callback``): its fields -> the answer."""
 
 
 class ClaudeStreamWire:
@@ -44,8 +47,10 @@ class ClaudeStreamWire:
         partial_messages: bool,
         start_timeout: float,
         interrupt_timeout: float,
+        request_servers: Mapping[str, RequestServer] | None = None,
     ) -> None:
         self._session_id = session_id
+        self.request_servers: dict[str, RequestServer] = dict(request_servers or {})
         self.agent_name = agent_name
         self.permission_mode = permission_mode
         self.start_timeout = start_timeout
@@ -62,6 +67,13 @@ class ClaudeStreamWire:
 
     def encode_error(self, request_id: str, message: str) -> bytes:
         return encode_control_error(request_id, message)
+
+    def encode_success(self, request_id: str, answer: dict[str, Any]) -> bytes:
+        return encode_control_success(request_id, answer)
+
+    def serve_request(self, request: ControlRequest) -> Awaitable[dict[str, Any]] | None:
+        server = self.request_servers.get(request.subtype)
+        return None if server is None else server(request.request)
 
     def encode_permission_answer(
         self, request: PermissionRequest, allowed: bool, message: str, updated_input: dict[str, Any] | None

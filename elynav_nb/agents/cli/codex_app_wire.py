@@ -34,6 +34,7 @@ from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
     ControlFrame,
+    ControlRequest,
     ControlResponse,
     PermissionRequest,
     RawEvent,
@@ -90,6 +91,12 @@ class CodexAppServerWire:
 
     def encode_error(self, request_id: str, message: str) -> bytes:
         return self.codec.error(request_id, message)
+
+    def encode_success(self, request_id: str, answer: dict[str, Any]) -> bytes:
+        return self.codec.result(request_id, answer)
+
+    def serve_request(self, request: ControlRequest) -> None:
+        return None  # codex's server requests we answer are its approvals (PermissionRequest)
 
     def encode_permission_answer(
         self, request: PermissionRequest, allowed: bool, message: str, updated_input: dict[str, Any] | None

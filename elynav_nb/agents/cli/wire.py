@@ -13,15 +13,23 @@ How data flows::
     CLI stdout line -> wire.decode_line -> events and control frames -> driver routes them
     driver -> wire.observe(event) / wire.stall_reason(now) -> the watchdog's protocol bound
     cancel -> wire.interrupt(channel); permission answer -> wire.encode_permission_answer
+    a request of the CLI (claude ``mcp_message``, ``hook_callback``) -> wire.serve_request(request)
+      -> the driver awaits it in a task -> wire.encode_success(request_id, answer) (or encode_error)
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any, Protocol
 
-from elynav_nb.agents.events import AgentEvent, ControlFrame, ControlResponse, PermissionRequest
+from elynav_nb.agents.events import (
+    AgentEvent,
+    ControlFrame,
+    ControlRequest,
+    ControlResponse,
+    PermissionRequest,
+)
 from elynav_nb.agents.results import Outcome
 from elynav_nb.errors import AgentTimeout, CliStartFailed, ElynavError
 
@@ -68,6 +76,16 @@ class PersistentWire(Protocol):
     def encode_request(self, request_id: str, method: str, fields: dict[str, Any]) -> bytes: ...
 
     def encode_error(self, request_id: str, message: str) -> bytes: ...
+
+    def encode_success(self, request_id: str, answer: dict[str, Any]) -> bytes: ...
+
+    def serve_request(self, request: ControlRequest) -> Awaitable[dict[str, Any]] | None:
+        """The answer to a request of the CLI, to await (None: unsupported, answered with an error).
+
+        The driver awaits it in a task (a raise is answered with an error naming the exception) and
+        cancels it when the CLI withdraws the request or the process ends.
+        """
+        ...
 
     def encode_permission_answer(
         self, request: PermissionRequest, allowed: bool, message: str, updated_input: dict[str, Any] | None
