@@ -50,6 +50,7 @@ The tree::
     │   ├── CliExited                   CLI_EXITED
     │   └── RunnerClosed                RUNNER_CLOSED
     ├── ProtocolError                   PROTOCOL_ERROR
+    ├── OutputInvalid                   OUTPUT_INVALID
     ├── ToolFailed                      TOOL_FAILED
     └── ServiceError                    SERVICE_ERROR
         ├── DatabaseBusy                DATABASE_BUSY
@@ -91,6 +92,7 @@ __all__ = [
     "OfficeAlreadyRunning",
     "OfficeUnreachable",
     "OperationTimeout",
+    "OutputInvalid",
     "ProtocolError",
     "RateLimited",
     "ResponseTooLarge",
@@ -350,6 +352,13 @@ class ProtocolError(ElynavError):
     """A peer sent bytes that break its own protocol."""
 
     code = "PROTOCOL_ERROR"
+
+
+class OutputInvalid(ElynavError):
+    """An agent's answer does not match the output schema the turn asked for (no JSON, or JSON that
+    fails the schema); the turn ends ``failed`` with its raw text kept, never a guessed value."""
+
+    code = "OUTPUT_INVALID"
 
 
 class ToolFailed(ElynavError):

@@ -12,7 +12,9 @@ How data flows::
 
     AdapterSettings (from the runner) -> adapter.prepare(command, version): .mcp.json -> plan
       -> config files written, login linked (adapter.planned_limitations(): the same plan, no I/O)
-    adapter.turn_command(prompt, conversation_id, resuming) -> TurnCommand (spawned by the driver)
+    adapter.turn_command(prompt, conversation_id, resuming, output_schema) -> TurnCommand (spawned by
+      the driver; codex exec: ``--output-schema FILE`` written 0600 in the home; gemini: the schema
+      in the prompt, since 0.61.0 has no schema option)
     adapter.new_decoder() -> one decoder per turn process; adapter.after_turn(decoder) keeps what
     the next turn needs (codex: the thread's usage totals)
 
@@ -46,6 +48,7 @@ from elynav_nb.agents.cli.per_turn_codec import TurnVerdict
 from elynav_nb.agents.cli.per_turn_launch import ConfigFile, McpServer, TurnCommand, read_mcp_servers
 from elynav_nb.agents.events import AgentEvent
 from elynav_nb.agents.locate import CliCommand, CliName
+from elynav_nb.agents.output_schema import OutputSchema
 from elynav_nb.errors import InvalidInput
 
 __all__ = [
@@ -230,8 +233,15 @@ class PerTurnAdapter(ABC):
         """Plan with ``mcp_servers``, write the files, link the login."""
 
     @abstractmethod
-    def turn_command(self, prompt: str, *, conversation_id: str, resuming: bool) -> TurnCommand:
-        """The command of one turn."""
+    def turn_command(
+        self,
+        prompt: str,
+        *,
+        conversation_id: str,
+        resuming: bool,
+        output_schema: OutputSchema | None = None,
+    ) -> TurnCommand:
+        """The command of one turn (``output_schema``: the answer's schema, as this CLI takes it)."""
 
     @abstractmethod
     def new_decoder(self) -> PerTurnDecoder:

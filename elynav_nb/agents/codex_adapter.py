@@ -1,16 +1,18 @@
 """``CodexAdapter``: a codex runner's ``CODEX_HOME``, its turn commands and its decoder.
 
 Where it sits: used by the per-turn driver (``cli_mode="exec"``: ``codex exec --json [resume
-<thread_id>]`` per turn) and by the codex app-server driver (``CODEX_HOME`` alone: the config, the
+<thread_id>]`` per turn, ``--output-schema FILE`` for a structured turn) and by the codex app-server driver (``CODEX_HOME`` alone: the config, the
 exec-policy rules from the definition's ``Bash(...)`` tools, the linked login). The plan comes from
 the pure ``cli/codex_launch``; the files are written here (``cli_adapter``'s helpers).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from elynav_nb._files import write_atomically
 from elynav_nb.agents.cli.codex_codec import CodexEventDecoder
 from elynav_nb.agents.cli.codex_launch import (
     CodexRunnerPlan,
@@ -28,6 +30,7 @@ from elynav_nb.agents.cli_adapter import (
     write_config_file,
 )
 from elynav_nb.agents.locate import CliName
+from elynav_nb.agents.output_schema import OutputSchema
 
 __all__ = ["CODEX_BASE_URL_VARIABLE", "CodexAdapter"]
 
@@ -81,16 +84,32 @@ class CodexAdapter(PerTurnAdapter):
             link_login_file(user_codex_home / "auth.json", settings.home / "auth.json")
         self.mcp_server_names = self.plan.mcp_server_names
 
-    def turn_command(self, prompt: str, *, conversation_id: str, resuming: bool) -> TurnCommand:
+    def turn_command(
+        self,
+        prompt: str,
+        *,
+        conversation_id: str,
+        resuming: bool,
+        output_schema: OutputSchema | None = None,
+    ) -> TurnCommand:
         assert self.plan is not None, "prepare() first"
         return build_codex_turn(
             self.command.argv,
             self.plan,
             prompt,
             resume_thread_id=conversation_id if resuming and conversation_id else None,
+            output_schema_path=self._schema_file(output_schema) if output_schema is not None else None,
             parent_environment=self.settings.parent_environment,
             environment=self.settings.environment_overrides,
         )
+
+    def _schema_file(self, output_schema: OutputSchema) -> Path:
+        """``--output-schema``'s file: ``<home>/output-schemas/<sha256 of the schema>.json``, 0600."""
+        digest = hashlib.sha256(output_schema.key.encode("utf-8")).hexdigest()[:16]
+        path = self.settings.home / "output-schemas" / f"{digest}.json"
+        if not path.is_file():
+            write_atomically(path, output_schema.key, mode=0o600)
+        return path
 
     def new_decoder(self) -> CodexEventDecoder:
         model = self.plan.model if self.plan is not None and self.plan.model else ""

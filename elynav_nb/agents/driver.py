@@ -26,10 +26,11 @@ from typing import TYPE_CHECKING, Any
 from elynav_nb._logging import redact
 from elynav_nb.agents.cli_adapter import PerTurnAdapter
 from elynav_nb.agents.events import AgentError, AgentEvent, TurnEnded
+from elynav_nb.agents.output_schema import OutputSchema, settle_structured
 from elynav_nb.agents.process import CliProcess
 from elynav_nb.agents.results import Outcome, TurnResult, main_text
 from elynav_nb.agents.turn import Turn
-from elynav_nb.errors import ElynavError, InvalidInput
+from elynav_nb.errors import ElynavError, InvalidInput, OutputInvalid
 
 if TYPE_CHECKING:
     from elynav_nb.agents.runner import AgentRunner
@@ -39,6 +40,7 @@ __all__ = ["WATCHDOG_TICK", "DESCENDANT_SCAN_INTERVAL", "Driver", "ignore_outcom
 WATCHDOG_TICK = 0.25
 DESCENDANT_SCAN_INTERVAL = 2.0
 _STRAY_EVENTS_KEPT = 1000
+_STRUCTURED_RETRIES_EXHAUSTED = "error_max_structured_output_retries"  # claude's result subtype
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +136,7 @@ class Driver(ABC):
     async def drive_turn(self, turn: Turn, content: str | list[dict[str, Any]]) -> None:
         try:
             try:
+                await self.before_start(turn)
                 await self.runner.start()
             except ElynavError as error:
                 self.finish_turn(turn, "failed", error=str(error), error_code=error.code)
@@ -145,6 +148,9 @@ class Driver(ABC):
             self.finish_turn(
                 turn, "failed", error=f"{type(error).__name__}: {error}", error_code="AGENT_PROCESS_ERROR"
             )
+
+    async def before_start(self, turn: Turn) -> None:
+        """What a turn needs of the process before it starts (nothing by default; claude: its schema)."""
 
     @abstractmethod
     async def run_turn(self, turn: Turn, content: str | list[dict[str, Any]]) -> None:
@@ -214,9 +220,19 @@ class Driver(ABC):
         if outcome == "timeout" and not error_code:
             error_code = "AGENT_TIMEOUT"
         stored_events = turn.events
+        text = main_text(stored_events) or (ended.result if ended is not None else "")
+        data: Any = None
+        if turn.output_schema is not None and outcome == "error" and ended is not None:
+            if ended.subtype == _STRUCTURED_RETRIES_EXHAUSTED:  # claude gave up on its own schema check
+                outcome, error_code = "failed", OutputInvalid.code
+        if turn.output_schema is not None and outcome == "completed":
+            try:
+                data = self.structured_data(turn.output_schema, ended, text)
+            except OutputInvalid as invalid:
+                outcome, error, error_code = "failed", str(invalid), invalid.code
         result = TurnResult(
             outcome=outcome,
-            text=main_text(stored_events) or (ended.result if ended is not None else ""),
+            text=text,
             events=tuple(stored_events),
             session_id=turn.session_id or runner.session_id,
             agent_name=runner.agent_name or "",
@@ -234,6 +250,8 @@ class Driver(ABC):
             used_standin=runner.uses_standin,
             cli=runner.cli_name,
             cli_version=runner.last_started.cli_version if runner.last_started is not None else "",
+            data=data,
+            output_schema=turn.output_schema,
         )
         runner.record_result(result)
         level = logging.INFO if outcome in ("failed", "timeout") else logging.DEBUG
@@ -247,6 +265,21 @@ class Driver(ABC):
             runner.status = "idle"
         runner.last_activity = time.monotonic()
         turn.finish(result)
+
+    def structured_data(self, schema: OutputSchema, ended: TurnEnded | None, text: str) -> Any:
+        """The validated data of a completed structured turn (``OUTPUT_INVALID`` otherwise).
+
+        claude gives the value itself (``structured_output`` of its ``result`` line); the other
+        CLIs give text: their last message (``TurnEnded.result``), else the turn's answer.
+        """
+        if ended is not None and ended.structured_output is not None:
+            return settle_structured(schema, ended.structured_output, "")
+        if self.runner.cli_name == "claude":
+            raise OutputInvalid(
+                "claude ended the turn without a structured_output (the StructuredOutput tool was not called)"
+            )
+        answer = ended.result if ended is not None and ended.result.strip() else text
+        return settle_structured(schema, None, answer)
 
     def outcome_of(self, turn: Turn, ended: TurnEnded) -> tuple[Outcome, str]:
         """A terminal line's outcome and error, unless a cancel or a bound decided first."""

@@ -224,6 +224,7 @@ class TurnEnded(AgentEvent):
     terminal_reason: str = ""
     stop_reason: str | None = None
     errors: tuple[str, ...] = ()
+    structured_output: Any = None  # claude --json-schema: the StructuredOutput tool's input (None: none)
 
     def summary(self) -> str:
         state = "error" if self.is_error else "ok"

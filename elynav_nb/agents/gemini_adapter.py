@@ -1,7 +1,9 @@
 """``GeminiAdapter``: a gemini runner's settings home, its turn commands and its decoder.
 
 Where it sits: used by the per-turn driver (``gemini -o stream-json [--session-id|--resume <id>]``
-per turn). The plan comes from the pure ``cli/gemini_launch``; the files are written here
+per turn). Structured turns: gemini 0.61.0 has no schema option (``gemini --help``), so the schema
+goes in the prompt with a short instruction (``output_schema.prompt_with_schema``) and the answer is
+validated on our side (``runner.limitations`` says so). The plan comes from the pure ``cli/gemini_launch``; the files are written here
 (``cli_adapter``'s helpers), and the user's login and auth type are carried over.
 """
 
@@ -24,6 +26,7 @@ from elynav_nb.agents.cli_adapter import (
     write_config_file,
 )
 from elynav_nb.agents.locate import CliName
+from elynav_nb.agents.output_schema import OutputSchema, prompt_with_schema
 
 __all__ = ["GEMINI_BASE_URL_VARIABLE", "GeminiAdapter"]
 
@@ -99,12 +102,19 @@ class GeminiAdapter(PerTurnAdapter):
         selected = auth.get("selectedType") if isinstance(auth, dict) else None
         return selected if isinstance(selected, str) else ""
 
-    def turn_command(self, prompt: str, *, conversation_id: str, resuming: bool) -> TurnCommand:
+    def turn_command(
+        self,
+        prompt: str,
+        *,
+        conversation_id: str,
+        resuming: bool,
+        output_schema: OutputSchema | None = None,
+    ) -> TurnCommand:
         assert self.plan is not None, "prepare() first"
         return build_gemini_turn(
             self.command.argv,
             self.plan,
-            prompt,
+            prompt_with_schema(prompt, output_schema) if output_schema is not None else prompt,
             resume_session_id=conversation_id if resuming else None,
             session_id=None if resuming else conversation_id,
             parent_environment=self.settings.parent_environment,

@@ -6,6 +6,10 @@ workspace, ``--mcp-config`` from ``.mcp.json``) and ``CodexAppServerLauncher`` (
 ``CODEX_HOME`` written by the codex adapter). Each returns a ``Launch``: the command and a new wire
 for that process. The wires themselves (``agents/cli/*_wire.py``) do no I/O.
 
+Structured results: claude's ``--json-schema`` belongs to the process, so ``ClaudeLauncher`` says
+``schema_per_process`` and starts each process with ``output_schema`` (set by the driver from the
+turn that needs the process); codex app-server takes a schema per turn (``turn/start``).
+
 How data flows::
 
     runner settings + plan -> launcher.launch(runner) -> locate_cli (+ version) -> files
@@ -31,6 +35,7 @@ from elynav_nb.agents.cli_adapter import merged_limitations
 from elynav_nb.agents.codex_adapter import CodexAdapter
 from elynav_nb.agents.definitions import find_agent_file, install_agents
 from elynav_nb.agents.locate import cli_version, locate_cli
+from elynav_nb.agents.output_schema import OutputSchema
 from elynav_nb.errors import AgentNotFound
 
 if TYPE_CHECKING:
@@ -59,6 +64,8 @@ class PersistentLauncher(ABC):
     """The launch step of one persistent protocol (see the module docstring)."""
 
     adapter: CodexAdapter | None = None  # the adapter that wrote the CLI's home, where there is one
+    schema_per_process = False  # True: a turn's output schema is a flag of the process (claude)
+    output_schema: OutputSchema | None = None  # the schema the next process starts with (schema_per_process)
 
     @abstractmethod
     def launch_sync(self, runner: AgentRunner) -> Launch:
@@ -74,6 +81,8 @@ class PersistentLauncher(ABC):
 class ClaudeLauncher(PersistentLauncher):
     """claude in stream-json mode (or its stand-in)."""
 
+    schema_per_process = True
+
     def launch_sync(self, runner: AgentRunner) -> Launch:
         runner.cli = locate_cli(runner.executable, fallback_to_standin=runner.fallback_to_standin)
         self._ensure_agent_installed(runner)
@@ -88,6 +97,7 @@ class ClaudeLauncher(PersistentLauncher):
             session_id=None if resuming else runner.session_id,
             resume_session_id=runner.session_id if resuming else None,
             model=runner.model,
+            json_schema=self.output_schema.key if self.output_schema is not None else None,
             extra_arguments=runner.extra_arguments,
         )
         agent_identity = {"ELYNAV_AGENT_NAME": runner.agent_name} if runner.agent_name else {}

@@ -9,7 +9,7 @@ writes the runner's config home and builds each turn's command and decoder (its 
 How data flows::
 
     runner.send(text) -> Turn -> start() (locate, version, config home; once)
-      -> adapter.turn_command(prompt, conversation id, resuming?) -> CliProcess (own session,
+      -> adapter.turn_command(prompt, conversation id, resuming?, output schema) -> CliProcess (own session,
          stdin /dev/null) -> stdout lines -> the turn's decoder -> AgentEvent -> Turn
       -> TurnEnded (turn.completed / result) settles the turn at once; the process's exit is
          reaped in the background (bounded), and the next turn waits for that
@@ -86,6 +86,8 @@ _CLI_NOTES = {
     "gemini": (
         "gemini's stream-json carries no thinking",
         "set_model and set_permission_mode take effect at the next turn (a process per turn)",
+        "output_schema: gemini 0.61.0 has no schema option; the schema goes in the prompt and the answer "
+        "is validated here",
     ),
 }
 
@@ -205,7 +207,13 @@ class PerTurnDriver(Driver):
                     )
                 )
         resuming = await self._resuming(turn, adapter)
-        command = adapter.turn_command(prompt, conversation_id=runner.session_id, resuming=resuming)
+        command = await asyncio.to_thread(  # codex writes the turn's schema file
+            adapter.turn_command,
+            prompt,
+            conversation_id=runner.session_id,
+            resuming=resuming,
+            output_schema=turn.output_schema,
+        )
         decoder = adapter.new_decoder()
         process = self._turn_process(turn, command, decoder)
         self.process = process

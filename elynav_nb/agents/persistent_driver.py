@@ -52,6 +52,7 @@ from elynav_nb.agents.events import (
     TurnEnded,
 )
 from elynav_nb.agents.launchers import PersistentLauncher
+from elynav_nb.agents.output_schema import OutputSchema
 from elynav_nb.agents.process import CliProcess
 from elynav_nb.agents.reaper import register_process
 from elynav_nb.agents.results import Outcome
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
 __all__ = ["PersistentDriver"]
 
 wire_logger = logging.getLogger(WIRE_LOGGER_NAME)
+logger = logging.getLogger(__name__)
 
 
 class PersistentDriver(Driver):
@@ -114,6 +116,31 @@ class PersistentDriver(Driver):
         runner.resume_asked = False
         runner.status = "idle"
         runner.last_activity = time.monotonic()
+
+    async def before_start(self, turn: Turn) -> None:
+        """claude: a turn whose output schema is not the running process's restarts it (``--resume``).
+
+        ``--json-schema`` is a flag of the process; the restart keeps the conversation (same session,
+        ``resume_next_start``). A turn with the process's own schema (or none for none) costs nothing.
+        """
+        launcher = self.launcher
+        if not launcher.schema_per_process:
+            return
+        wanted = turn.output_schema
+        if self.is_running and _schema_key(wanted) != _schema_key(launcher.output_schema):
+            logger.debug(
+                "%s: restarting the CLI for the turn's output schema (%s -> %s)",
+                self.runner.agent_name or "default",
+                launcher.output_schema.label if launcher.output_schema is not None else "none",
+                wanted.label if wanted is not None else "none",
+            )
+            if self.start_lock is not None:
+                async with self.start_lock:
+                    await self.stop_process()
+            else:
+                await self.stop_process()
+        if not self.is_running:
+            launcher.output_schema = wanted
 
     async def _spawn(self, argv: Sequence[str], launch: Any) -> CliProcess:
         """Spawn the conversation's CLI, its stdout routed to ``_handle_line``, reaped at exit."""
@@ -475,6 +502,10 @@ class PersistentDriver(Driver):
         await self.runner.start()
         assert self.wire is not None
         return await self.wire.mcp_status(self)
+
+
+def _schema_key(schema: OutputSchema | None) -> str:
+    return schema.key if schema is not None else ""
 
 
 async def _write_quietly(process: CliProcess, data: bytes) -> None:

@@ -6,7 +6,12 @@ Pure: no I/O (pandas is imported only inside ``to_frame``).
 
 Outcomes: ``completed`` (the CLI says the turn succeeded), ``error`` (the CLI ended the turn with
 ``is_error``: an API error, not logged in, max turns), ``cancelled`` (by the user or the caller),
-``timeout`` (turn or inactivity bound), ``failed`` (the CLI died or could not start).
+``timeout`` (turn or inactivity bound), ``failed`` (the CLI died or could not start, or the answer
+did not match the turn's ``output_schema``: ``error_code="OUTPUT_INVALID"``).
+
+Structured results: a turn sent with ``output_schema`` has ``data`` (the validated value: pydantic
+model instances for a model, plain dicts and lists otherwise; None without a schema or when the
+answer was invalid, its raw text still in ``text``) and ``to_frame()`` gives the rows of that data.
 """
 
 from __future__ import annotations
@@ -16,12 +21,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from elynav_nb.agents.events import AgentEvent, TextDelta, ToolUse, TurnEnded
-from elynav_nb.errors import AgentProcessError, AgentTimeout, CliExited, ElynavError, error_for_code
+from elynav_nb.errors import (
+    AgentProcessError,
+    AgentTimeout,
+    CliExited,
+    ElynavError,
+    InvalidInput,
+    error_for_code,
+)
 
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["Outcome", "TurnResult", "events_frame", "main_text"]
+    from elynav_nb.agents.output_schema import OutputSchema
+
+__all__ = ["Outcome", "TurnResult", "data_frame", "data_summary", "events_frame", "main_text"]
 
 Outcome = Literal["completed", "error", "cancelled", "timeout", "failed"]
 
@@ -74,6 +88,8 @@ class TurnResult:
     used_standin: bool = False
     cli: str = "claude"
     cli_version: str = ""
+    data: Any = field(default=None, repr=False)
+    output_schema: OutputSchema | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -121,6 +137,17 @@ class TurnResult:
         return line
 
     def to_frame(self) -> pandas.DataFrame:
+        """The rows of ``data`` for a structured turn, else the event table (``events_frame``).
+
+        A list of objects (dicts or pydantic models, dumped with ``model_dump()``) gives one row
+        each, one object a one-row frame; anything else (a scalar, a failed turn with no data) is
+        ``INVALID_INPUT``.
+        """
+        if self.output_schema is None:
+            return self.events_frame()
+        return data_frame(self.data, self)
+
+    def events_frame(self) -> pandas.DataFrame:
         """The event table of this turn (one row per event)."""
         return events_frame(self.events)
 
@@ -132,9 +159,10 @@ class TurnResult:
                 reason += f" error_code={self.error_code}"
             if self.error:
                 reason += f" error={_shortened(self.error, _REPR_ERROR_CHARS)!r}"
+        data = f" data={data_summary(self.data)}" if self.output_schema is not None and self.ok else ""
         return (
             f"<TurnResult {self.outcome} agent={self.agent_name!r} session={self.session_id!r} "
-            f"events={len(self.events)} cost=${self.cost_usd:.4f}{reason} text={text!r}>"
+            f"events={len(self.events)} cost=${self.cost_usd:.4f}{reason}{data} text={text!r}>"
         )
 
     def _repr_html_(self) -> str:
@@ -148,6 +176,10 @@ class TurnResult:
             ("tool calls", str(len(self.tool_uses))),
             ("CLI", "stand-in" if self.used_standin else self.cli),
         ]
+        if self.output_schema is not None:
+            rows.append(("schema", self.output_schema.label))
+            if self.ok:
+                rows.append(("data", data_summary(self.data)))
         if self.outcome != "completed" and (self.error or self.error_code):
             rows.insert(1, ("error code", self.error_code or "-"))
             rows.insert(2, ("error", self.error or "-"))
@@ -159,3 +191,44 @@ class TurnResult:
         )
         answer = html.escape(self.text).replace("\n", "<br>")
         return f"<div><table>{cells}</table><div style='margin-top:4px'>{answer}</div></div>"
+
+
+def data_summary(data: Any) -> str:
+    """A short line about structured data: ``3 × Account`` for a list, the value itself when short."""
+    if isinstance(data, list):
+        kinds = sorted({type(item).__name__ for item in data})
+        return f"{len(data)} × {'|'.join(kinds) if kinds else '-'}"
+    text = repr(data)
+    return _shortened(text, 80)
+
+
+def data_frame(data: Any, result: TurnResult) -> pandas.DataFrame:
+    """The rows of a structured turn's data (see ``TurnResult.to_frame``)."""
+    import pandas
+
+    if data is None:
+        raise InvalidInput(
+            f"this turn has no data to tabulate (outcome {result.outcome}"
+            + (f", {result.error_code}" if result.error_code else "")
+            + "): its raw answer is in .text",
+            details={"outcome": result.outcome, "error_code": result.error_code},
+        )
+    items = data if isinstance(data, list) else [data]
+    rows = [_row(item) for item in items]
+    if any(row is None for row in rows):
+        raise InvalidInput(
+            f"to_frame() needs an object or a list of objects; this turn's data is {data_summary(data)}: "
+            "read .data instead",
+            details={"type": type(data).__name__},
+        )
+    return pandas.DataFrame([row for row in rows if row is not None])
+
+
+def _row(item: Any) -> dict[str, Any] | None:
+    if isinstance(item, dict):
+        return item
+    dump = getattr(item, "model_dump", None)
+    if callable(dump):
+        dumped = dump()
+        return dumped if isinstance(dumped, dict) else None
+    return None

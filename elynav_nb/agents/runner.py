@@ -46,6 +46,7 @@ from elynav_nb.agents.driver import Driver
 from elynav_nb.agents.events import AgentEvent, AgentStarted, PermissionRequest
 from elynav_nb.agents.launchers import ClaudeLauncher, CodexAppServerLauncher
 from elynav_nb.agents.locate import CliCommand, CliName
+from elynav_nb.agents.output_schema import OutputSchemaSpec, output_schema_of
 from elynav_nb.agents.per_turn_driver import PerTurnDriver
 from elynav_nb.agents.persistent_driver import PersistentDriver
 from elynav_nb.agents.plan import Capabilities, RunnerPlan, plan_runner
@@ -275,8 +276,19 @@ class AgentRunner:
 
     # -- turns -----------------------------------------------------------------------------------
 
-    def send(self, text: str | list[dict[str, Any]]) -> Turn:
+    def send(
+        self, text: str | list[dict[str, Any]], *, output_schema: OutputSchemaSpec | None = None
+    ) -> Turn:
         """Start a turn and return its ``Turn`` at once. ``AGENT_BUSY`` while another turn runs.
+
+        ``output_schema`` (a JSON Schema dict, a pydantic model, a ``TypedDict``, or ``list[Model]``)
+        asks for a structured answer: the result's ``data`` holds the validated value and
+        ``to_frame()`` its rows; an answer that does not match ends the turn ``failed`` with
+        ``error_code="OUTPUT_INVALID"`` and the raw answer in ``text``. A bad schema is
+        ``INVALID_INPUT`` here, before anything runs. claude gets ``--json-schema`` (a flag of the
+        process: a turn whose schema differs from the running process's restarts claude on the same
+        session with ``--resume`` first), codex the turn's output schema, gemini (no schema option)
+        the schema in the prompt; see ``output_schema.py``.
 
         The turn starts the CLI when needed; a CLI that cannot start does not raise here: the turn
         ends ``failed`` with the start's error code in ``result.error_code`` (``CLI_NOT_FOUND``,
@@ -300,6 +312,7 @@ class AgentRunner:
             )
         )
         _check_encodable(prompt_text)
+        schema = output_schema_of(output_schema)
         driver = self._driver
         turn = Turn(
             self,
@@ -307,6 +320,7 @@ class AgentRunner:
             session_id=self.session_id,
             keep_deltas=self.keep_deltas,
             cost_baseline=driver.total_cost_usd,
+            output_schema=schema,
         )
         driver.current_turn = turn
         turn.task = asyncio.get_running_loop().create_task(driver.drive_turn(turn, text))
@@ -332,9 +346,9 @@ class AgentRunner:
         if listener in self._turn_listeners:
             self._turn_listeners.remove(listener)
 
-    async def ask(self, text: str) -> TurnResult:
-        """``await runner.ask(text)`` = ``await runner.send(text)``."""
-        return await self.send(text)
+    async def ask(self, text: str, *, output_schema: OutputSchemaSpec | None = None) -> TurnResult:
+        """``await runner.ask(text)`` = ``await runner.send(text)`` (``output_schema`` as for ``send``)."""
+        return await self.send(text, output_schema=output_schema)
 
     # -- settings of the conversation -------------------------------------------------------------
 
@@ -378,11 +392,12 @@ class AgentRunner:
         """Blocking ``start()`` (the runner then lives on the private loop)."""
         return run_sync(self.start(), owner_loop=self._sync_loop())
 
-    def send_sync(self, text: str) -> TurnResult:
+    def send_sync(self, text: str, *, output_schema: OutputSchemaSpec | None = None) -> TurnResult:
         """Blocking turn: start if needed, send, wait for the result."""
+        output_schema_of(output_schema)  # a bad schema raises here, in the caller's thread
 
         async def send_and_wait() -> TurnResult:
-            return await self.send(text)
+            return await self.send(text, output_schema=output_schema)
 
         return run_sync(send_and_wait(), owner_loop=self._sync_loop())
 

@@ -30,6 +30,7 @@ from elynav_nb.agents.transcript import TurnTranscript
 if TYPE_CHECKING:
     import pandas
 
+    from elynav_nb.agents.output_schema import OutputSchema
     from elynav_nb.agents.runner import AgentRunner
 
 __all__ = ["Turn"]
@@ -51,9 +52,11 @@ class Turn:
         session_id: str = "",
         keep_deltas: bool = False,
         cost_baseline: float = 0.0,
+        output_schema: OutputSchema | None = None,
     ) -> None:
         self.runner = runner
         self.prompt = prompt
+        self.output_schema = output_schema  # the answer is validated against it (see output_schema.py)
         self._transcript = TurnTranscript(keep_deltas=keep_deltas)
         self.result: TurnResult | None = None
         self.session_id = session_id

@@ -35,6 +35,7 @@ from elynav_nb.sandbox.standin_agents import AgentCatalogue, load_agent_catalogu
 from elynav_nb.sandbox.standin_args import HELP_TEXT, FlagError, StandinOptions, parse_arguments
 from elynav_nb.sandbox.standin_mcp import McpHub, McpServerConfig, load_mcp_configuration
 from elynav_nb.sandbox.standin_sessions import SessionStore, TranscriptEntry, standin_home
+from elynav_nb.sandbox.standin_structured import SchemaFlagError, load_schema
 from elynav_nb.sandbox.standin_tools import BashOutcome, bash_result_content
 from elynav_nb.sandbox.standin_turns import SessionState, TurnRunner
 
@@ -74,6 +75,7 @@ class StartPlan:
     catalogue: AgentCatalogue
     agent_tools: list[str] | None
     mcp_configs: list[McpServerConfig] = field(default_factory=list)
+    json_schema: dict[str, Any] | None = None
 
 
 def imitated_style() -> wire.WireStyle:
@@ -168,7 +170,15 @@ def plan_start(options: StandinOptions, style: wire.WireStyle) -> StartPlan:
             agent_tools = agent.tools
     if options.output_format == "stream-json" and not options.verbose:
         raise FlagError("Error: When using --print, --output-format=stream-json requires --verbose")
-    return StartPlan(options, style, cwd, session_id, earlier, catalogue, agent_tools, mcp_configs)
+    json_schema = None
+    if options.json_schema is not None:
+        try:
+            json_schema = load_schema(options.json_schema)
+        except SchemaFlagError as error:
+            raise FlagError(str(error)) from None
+    return StartPlan(
+        options, style, cwd, session_id, earlier, catalogue, agent_tools, mcp_configs, json_schema
+    )
 
 
 def _base_tools(plan: StartPlan) -> tuple[list[str], bool]:
@@ -292,6 +302,7 @@ class Conversation:
             emit=writer.write,
             emit_bytes=writer.write_bytes,
             queued_count=lambda: len(self.queued),
+            json_schema=plan.json_schema,
         )
 
     # ------------------------------------------------------------------ process entry points

@@ -112,7 +112,8 @@ HELP_TEXT = """Usage: claude [options] [command] [prompt]
 elynav stand-in for the Claude Code CLI: not Claude. It speaks the stream-json protocol of
 `claude --print` with deterministic local replies, no account and no network.
 Scripted behaviours: put a line `@standin <name> <args>` in a user message
-(bash, ask, mcp, slow, sleep-tool, flood, big-result, think, api-error, no-login, max-turns, subagent).
+(bash, ask, mcp, slow, sleep-tool, flood, big-result, think, api-error, no-login, max-turns, subagent,
+json: the StructuredOutput value with --json-schema).
 
 Options:
   -p, --print                       Print response and exit
@@ -133,6 +134,7 @@ Options:
   -c, --continue                    Continue the most recent conversation in this directory
   --fork-session                    With --resume/--continue: a new session id, same history
   --no-session-persistence          Do not save the session
+  --json-schema <schema>            End every turn with a StructuredOutput call matching the schema
   --model <model>                   Model alias (the stand-in reports elynav-standin:<alias>)
   --max-turns <turns>               Limit of API round trips per turn
   --system-prompt, --append-system-prompt, --tools, --allowedTools, --disallowedTools,

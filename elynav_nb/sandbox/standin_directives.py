@@ -17,6 +17,8 @@ echo reply. Directives run in the order written, so one message can chain severa
     @standin api-error [status]               API error turn (429/5xx: two system/api_retry lines first)
     @standin no-login                         the real no-login turn ("Not logged in · Please run /login")
     @standin max-turns                        one Bash tool use, then the error_max_turns result
+    @standin json <json text>                 with --json-schema: the StructuredOutput input, verbatim
+                                              (without it the stand-in builds a minimal instance)
 
 Data flow: user text -> ``parse_message`` -> ``ParsedMessage`` (directives + remaining text) -> turn script.
 """
@@ -46,6 +48,7 @@ DIRECTIVE_NAMES = frozenset(
         "api-error",
         "no-login",
         "max-turns",
+        "json",
     }
 )
 
@@ -61,6 +64,7 @@ class Directive:
     server: str = ""
     tool: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
+    value: Any = None  # @standin json: the parsed JSON value
     problem: str = ""
 
 
@@ -129,6 +133,11 @@ def _parse_directive(name: str, argument: str) -> Directive:
                 return Directive(name, argument, problem="@standin mcp arguments must be a JSON object")
             arguments = loaded
         return Directive(name, argument, server=parts[0], tool=parts[1], arguments=arguments)
+    if name == "json":
+        try:
+            return Directive(name, argument.strip(), value=json.loads(argument))
+        except ValueError as error:
+            return Directive(name, argument, problem=f"@standin json needs JSON text: {error}")
     if name in ("slow", "sleep-tool"):
         return _number(name, argument, minimum=0, integer=False)
     if name in ("flood", "big-result"):

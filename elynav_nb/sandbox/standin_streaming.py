@@ -165,6 +165,36 @@ class ResponseStreaming:
                 output_text += block["text"]
         self._end_response(stop_reason, output_text)
 
+    def _stream_tool_use(
+        self,
+        index: int,
+        tool_use_id: str,
+        name: str,
+        tool_input: Any,
+        tool_use_meta: list[dict[str, Any]] | None = None,
+    ) -> str:
+        """One tool_use block: start, input_json_delta pieces, the assistant line, stop. Returns the input JSON."""
+        self._event(
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "tool_use", "id": tool_use_id, "name": name, "input": {}},
+            }
+        )
+        input_json = json.dumps(tool_input)
+        for start in range(0, len(input_json), 16):
+            self._event(
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": input_json[start : start + 16]},
+                }
+            )
+        tool_block = {"type": "tool_use", "id": tool_use_id, "name": name, "input": tool_input}
+        self.session.emit(self._assistant_line(tool_block, tool_use_meta=tool_use_meta))
+        self._event({"type": "content_block_stop", "index": index})
+        return input_json
+
     async def _stream_thinking(self, index: int, thinking: str) -> None:
         signature = "ZWx5bmF2LXN0YW5kaW4="
         self._event(

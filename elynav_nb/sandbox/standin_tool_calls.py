@@ -55,22 +55,6 @@ class ToolRoundTrips(ResponseStreaming):
         state.tool_use_id = tool_use_id
         state.tool_input = tool_input
         state.tool_name = tool_name
-        self._event(
-            {
-                "type": "content_block_start",
-                "index": block_index,
-                "content_block": {"type": "tool_use", "id": tool_use_id, "name": tool_name, "input": {}},
-            }
-        )
-        input_json = json.dumps(tool_input)
-        for start in range(0, len(input_json), 16):
-            self._event(
-                {
-                    "type": "content_block_delta",
-                    "index": block_index,
-                    "delta": {"type": "input_json_delta", "partial_json": input_json[start : start + 16]},
-                }
-            )
         meta = None
         if mcp_server is not None and self.session.style.modern:
             server_state = self.session.hub.find(mcp_server)
@@ -83,9 +67,7 @@ class ToolRoundTrips(ResponseStreaming):
                     "tool_name": directive.tool,
                 }
             ]
-        tool_block = {"type": "tool_use", "id": tool_use_id, "name": tool_name, "input": tool_input}
-        self.session.emit(self._assistant_line(tool_block, tool_use_meta=meta))
-        self._event({"type": "content_block_stop", "index": block_index})
+        input_json = self._stream_tool_use(block_index, tool_use_id, tool_name, tool_input, meta)
         self._end_response("tool_use", input_json)
         await asyncio.sleep(0)
         allowed_input, decision_meta = await self._permission_step(

@@ -21,6 +21,7 @@ from typing import Any
 from elynav_nb.sandbox import standin_wire as wire
 from elynav_nb.sandbox.standin_mcp import McpHub
 from elynav_nb.sandbox.standin_sessions import SessionStore
+from elynav_nb.sandbox.standin_structured import with_structured_output_tool
 from elynav_nb.sandbox.standin_tools import BashTool
 
 __all__ = [
@@ -79,6 +80,7 @@ class SessionState:
     emit: Callable[[dict[str, Any]], None]
     emit_bytes: Callable[[bytes], None]
     queued_count: Callable[[], int]
+    json_schema: dict[str, Any] | None = None  # --json-schema: every turn ends with a StructuredOutput call
     total_input_tokens: int = 0
     total_output_tokens: int = 0
     result_index: int = 0
@@ -90,6 +92,8 @@ class SessionState:
 
     def init_tools(self) -> list[str]:
         tools = list(self.base_tools)
+        if self.json_schema is not None:
+            tools = with_structured_output_tool(tools)
         for mcp_tool in self.hub.tool_names():
             if self.mcp_tools_need_listing and mcp_tool not in self.base_tools:
                 continue

@@ -8,7 +8,8 @@ The process cancels the running task to interrupt it; ``run`` then writes the ab
 on the real CLI (partial assistant, ``[Request interrupted by user]`` marker, ``error_during_execution``).
 
 Replies are deterministic and say they come from a stand-in. Directives (``standin_directives``) choose
-the script; everything else gets the echo reply.
+the script; everything else gets the echo reply. A process started with ``--json-schema`` ends each turn
+with a ``StructuredOutput`` call checked as the real CLI checks it (``standin_structured``).
 
 Data flow: user message -> ``ParsedMessage`` -> round trips -> ``SessionState.emit(dict)`` -> stdout;
 the transcript (``SessionStore``) receives the user text and the final reply.
@@ -23,11 +24,19 @@ line and the abort sequence).
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
 from elynav_nb.sandbox import standin_wire as wire
 from elynav_nb.sandbox.standin_directives import Directive, ParsedMessage, parse_message
+from elynav_nb.sandbox.standin_structured import (
+    MAX_ATTEMPTS,
+    STRUCTURED_OUTPUT_OK,
+    STRUCTURED_OUTPUT_TOOL,
+    minimal_instance,
+    schema_problems,
+)
 from elynav_nb.sandbox.standin_tool_calls import ToolRoundTrips
 from elynav_nb.sandbox.standin_turn_state import (
     ECHO_INTRO,
@@ -102,6 +111,8 @@ class TurnRunner(ToolRoundTrips):
             self._max_turns_result(max_turns)
             return None
         final_text = self._final_reply(parsed, summaries, earlier_turns)
+        if session.json_schema is not None:
+            return await self._structured_ending(parsed, final_text, session.json_schema)
         flood = parsed.first("flood")
         slow = parsed.first("slow")
         self._status()
@@ -128,6 +139,83 @@ class TurnRunner(ToolRoundTrips):
             said = parsed.text if parsed.text else "(nothing but directives)"
             parts.append(f"{STANDIN_TAG} {ECHO_INTRO}{memory} You said: {said}")
         return "\n".join(parts)
+
+    async def _structured_ending(self, parsed: ParsedMessage, final_text: str, schema: dict[str, Any]) -> str:
+        """``--json-schema``: the reply and a StructuredOutput call, checked like the real CLI (``standin_structured``)."""
+        session = self.session
+        state = self.state
+        directive = parsed.first("json")
+        value = (
+            directive.value if directive is not None and not directive.problem else minimal_instance(schema)
+        )
+        problems = ""
+        for attempt in range(MAX_ATTEMPTS):
+            self._status()
+            self._begin_response()
+            text = final_text if attempt == 0 else ""
+            if text:
+                await self._stream_text(0, text, 0.0)
+            tool_use_id = wire.new_tool_use_id()
+            state.tool_use_id, state.tool_name, state.tool_input = tool_use_id, STRUCTURED_OUTPUT_TOOL, value
+            input_json = self._stream_tool_use(1 if text else 0, tool_use_id, STRUCTURED_OUTPUT_TOOL, value)
+            self._end_response("tool_use", text + input_json)
+            await asyncio.sleep(0)
+            problems = schema_problems(schema, value)
+            accepted = {"permission_decision": {"decision": "accept", "source": "config"}}
+            if problems:
+                message = f"Output does not match required schema: {problems}"
+                session.emit(
+                    wire.build_tool_result(
+                        session.style,
+                        session.session_id,
+                        tool_use_id,
+                        message,
+                        is_error=True,
+                        tool_use_result=f"Error: {message}",
+                        result_meta=accepted,
+                    )
+                )
+                state.tool_use_id = None
+                continue
+            session.emit(
+                wire.build_tool_result(
+                    session.style,
+                    session.session_id,
+                    tool_use_id,
+                    STRUCTURED_OUTPUT_OK,
+                    is_error=False,
+                    tool_use_result=STRUCTURED_OUTPUT_OK,
+                    result_meta=accepted,
+                    include_is_error=False,
+                )
+            )
+            state.tool_use_id = None
+            self._emit_result(
+                subtype="success",
+                is_error=False,
+                stop_reason="tool_use",
+                terminal_reason="completed",
+                result_text=json.dumps(value, ensure_ascii=False, separators=(",", ":")),
+                errors=None,
+                api_error_status=None,
+                num_turns=state.api_calls + 1,
+                structured_output=value,
+            )
+            return final_text
+        self._emit_result(
+            subtype="error_max_structured_output_retries",
+            is_error=True,
+            stop_reason="tool_use",
+            terminal_reason="structured_output_retry_exhausted",
+            result_text=None,
+            errors=[
+                f"Failed to provide valid structured output after {MAX_ATTEMPTS} attempts — last "
+                f"StructuredOutput error: Output does not match required schema: {problems}"
+            ],
+            api_error_status=None,
+            num_turns=state.api_calls + 1,
+        )
+        return final_text
 
     # ------------------------------------------------------------------ error turns
 
@@ -216,6 +304,7 @@ class TurnRunner(ToolRoundTrips):
         num_turns: int | None = None,
         synthetic: bool = False,
         usage_details_first: bool = False,
+        structured_output: Any = None,
     ) -> None:
         session = self.session
         state = self.state
@@ -261,6 +350,7 @@ class TurnRunner(ToolRoundTrips):
                 queued_turn_count=session.queued_count(),
                 result_index=session.result_index,
                 subagents_spawned=state.subagents,
+                structured_output=structured_output,
             )
         )
         session.result_index += 1

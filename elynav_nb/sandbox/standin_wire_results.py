@@ -114,8 +114,11 @@ def build_result(
     queued_turn_count: int,
     result_index: int,
     subagents_spawned: int = 0,
+    structured_output: Any = None,
 ) -> dict[str, Any]:
-    """The ``result`` line closing a turn. ``errors`` set = an error subtype (no ``result`` key)."""
+    """The ``result`` line closing a turn. ``errors`` set = an error subtype (no ``result`` key).
+
+    ``structured_output`` (``--json-schema``) follows ``result``, as on 2.1.332."""
     total_cost_usd = 0
     if not style.modern:
         return _build_result_legacy(
@@ -157,6 +160,8 @@ def build_result(
     else:
         message["api_error_status"] = api_error_status
         message["result"] = result_text
+        if structured_output is not None:
+            message["structured_output"] = structured_output
         if ttft_ms is not None:
             message["ttft_ms"] = ttft_ms
     message["type"] = "result"

@@ -16,6 +16,8 @@ according to ``FAKE_MODE``:
   crash     start the turn, then exit 3 with a message on stderr
   retry     start the turn, then an ``error`` with ``willRetry`` every 0.2 s for ever
 
+A prompt holding ``@json <text>`` gets ``<text>`` (up to the end of its line) as its final message.
+
 Every message it reads is appended (JSON) to ``$FAKE_LOG`` when set. ``--version`` prints a version.
 """
 
@@ -72,6 +74,8 @@ def play_turn(thread_id: str, turn_id: str, prompt: str) -> None:
     base = {"threadId": thread_id, "turnId": turn_id}
     status = "completed"
     text = f"echo: {prompt} (turn {turns})"
+    if "@json " in prompt:  # the final message is the JSON text after it (structured-output tests)
+        text = prompt.split("@json ", 1)[1].splitlines()[0]
     if MODE == "crash":
         sys.stderr.write("fake codex: crashing on purpose\n")
         sys.stderr.flush()

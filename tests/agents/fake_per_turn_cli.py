@@ -16,6 +16,7 @@ and answers one turn according to ``FAKE_MODE``:
   api-error   end the turn with the CLI's error line (codex turn.failed, gemini result error)
   warn        two non-fatal error lines (a reconnect, a warning), then a normal answer
 
+In echo mode a prompt holding ``@json <text>`` is answered ``<text>`` (up to the end of its line).
 Every run appends its argv (JSON) to ``$FAKE_ARGV_LOG`` when set.
 """
 
@@ -121,7 +122,9 @@ def answer(text: str, turn_number: int) -> None:
 
 
 def run_mode(prompt: str, turn_number: int) -> None:
-    if MODE == "echo":
+    if MODE == "echo" and "@json " in prompt:  # structured-output tests: the JSON text after it
+        answer(prompt.split("@json ", 1)[1].splitlines()[0], turn_number)
+    elif MODE == "echo":
         answer(f"echo: {prompt[-60:]} (turn {turn_number})", turn_number)
     elif MODE in ("slow", "deaf"):
         for index in range(50):

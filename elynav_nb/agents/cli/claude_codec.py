@@ -309,6 +309,7 @@ class ClaudeStreamDecoder:
             terminal_reason=_as_str(message.get("terminal_reason")),
             stop_reason=stop_reason if isinstance(stop_reason, str) else None,
             errors=errors,
+            structured_output=message.get("structured_output"),
         )
 
 

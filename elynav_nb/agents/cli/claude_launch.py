@@ -8,7 +8,11 @@ The command line is the seed's, plus what a live notebook needs::
 
     claude --print --agent NAME --input-format stream-json --output-format stream-json --verbose
            --include-partial-messages [--mcp-config <cwd>/.mcp.json] [--permission-mode MODE]
-           [--permission-prompt-tool stdio] [--session-id UUID | --resume ID] [--model M] [extra...]
+           [--permission-prompt-tool stdio] [--session-id UUID | --resume ID] [--model M]
+           [--json-schema JSON] [extra...]
+
+``--json-schema`` belongs to the process (claude offers the model a ``StructuredOutput`` tool with
+that schema for every turn): a runner whose turn asks for another schema starts a new process.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class ClaudeLaunch:
     session_id: str | None = None
     resume_session_id: str | None = None
     model: str | None = None
+    json_schema: str | None = None  # the JSON text of the schema every turn of the process answers in
     extra_arguments: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -57,6 +62,8 @@ def build_claude_argv(executable: Sequence[str], launch: ClaudeLaunch) -> list[s
         argv += ["--session-id", launch.session_id]
     if launch.model:
         argv += ["--model", launch.model]
+    if launch.json_schema is not None:
+        argv += ["--json-schema", launch.json_schema]
     argv += list(launch.extra_arguments)
     return argv
 

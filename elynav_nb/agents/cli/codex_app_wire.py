@@ -9,7 +9,9 @@ How data flows::
 
     open: initialize / initialized -> thread/resume <thread id> (after a restart, a crash, resume=)
           or thread/start -> the thread id becomes the conversation's session id
-    send_prompt: turn/start {threadId, input}; its answer carries the turn id a cancel needs
+    send_prompt: turn/start {threadId, input[, outputSchema]}; its answer carries the turn id a cancel
+          needs. ``outputSchema`` (the turn's schema, wrapped when its root is not an object) constrains
+          the turn's final agent message: that message is the JSON text the driver validates
     interrupt: turn/interrupt {threadId, turnId} (the process stays for the next turn)
     permission answers: accept / decline, echoing codex's own (integer) request ids
     observe: ``error`` notifications with ``willRetry`` (CLI_RETRY) start a retry run; after
@@ -180,6 +182,8 @@ class CodexAppServerWire:
         params: dict[str, Any] = {"threadId": self.thread_id, "input": text_blocks}
         if self.model_for_next_turn:
             params["model"] = self.model_for_next_turn
+        if turn.output_schema is not None:
+            params["outputSchema"] = turn.output_schema.wire_schema
         self._retrying_since = None
         self.codec.turn_id = ""  # known from the answer (or turn/started): a cancel waits for it
         answered = await channel.start_request(channel.next_request_id("turn"), "turn/start", params)

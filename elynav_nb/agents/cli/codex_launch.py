@@ -324,8 +324,11 @@ def build_codex_turn(
     resume_thread_id: str | None = None,
     parent_environment: Mapping[str, str] | None = None,
     environment: Mapping[str, str] | None = None,
+    output_schema_path: Path | None = None,
 ) -> TurnCommand:
     """One turn's command: a new thread, or ``resume <thread_id>`` of an earlier one.
+
+    ``output_schema_path``: ``--output-schema FILE`` (the JSON Schema of the final message).
 
     ``environment`` (the runner's own overrides, e.g. a test's ``HOME``) wins over the plan's. A
     prompt too long for an argument is read from stdin (``-``).
@@ -334,6 +337,8 @@ def build_codex_turn(
     if plan.bypass_sandbox:
         argv.append("--dangerously-bypass-approvals-and-sandbox")
     argv += list(plan.extra_arguments)
+    if output_schema_path is not None:
+        argv += ["--output-schema", str(output_schema_path)]
     if resume_thread_id:
         argv += ["resume", resume_thread_id]
     through_stdin = prompt_goes_to_stdin(prompt)

@@ -30,6 +30,7 @@ from elynav_nb.agents.events import (
     ControlResponse,
     PermissionRequest,
 )
+from elynav_nb.agents.output_schema import OutputSchema
 from elynav_nb.agents.results import Outcome
 from elynav_nb.errors import AgentTimeout, CliStartFailed, ElynavError
 
@@ -37,7 +38,9 @@ __all__ = ["PersistentWire", "TurnSink", "WireChannel", "start_failure"]
 
 
 class TurnSink(Protocol):
-    """The turn a wire writes notes into (``Turn``'s driver side)."""
+    """The turn a wire writes notes into (``Turn``'s driver side), and the schema it answers in."""
+
+    output_schema: OutputSchema | None
 
     def push(self, event: AgentEvent) -> None: ...
 
