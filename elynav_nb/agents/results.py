@@ -35,7 +35,15 @@ if TYPE_CHECKING:
 
     from elynav_nb.agents.output_schema import OutputSchema
 
-__all__ = ["Outcome", "TurnResult", "data_frame", "data_summary", "events_frame", "main_text"]
+__all__ = [
+    "Outcome",
+    "TurnResult",
+    "data_as_json",
+    "data_frame",
+    "data_summary",
+    "events_frame",
+    "main_text",
+]
 
 Outcome = Literal["completed", "error", "cancelled", "timeout", "failed"]
 
@@ -145,7 +153,7 @@ class TurnResult:
         """
         if self.output_schema is None:
             return self.events_frame()
-        return data_frame(self.data, self)
+        return data_frame(self.data, outcome=self.outcome, error_code=self.error_code)
 
     def events_frame(self) -> pandas.DataFrame:
         """The event table of this turn (one row per event)."""
@@ -202,16 +210,16 @@ def data_summary(data: Any) -> str:
     return _shortened(text, 80)
 
 
-def data_frame(data: Any, result: TurnResult) -> pandas.DataFrame:
-    """The rows of a structured turn's data (see ``TurnResult.to_frame``)."""
+def data_frame(data: Any, *, outcome: str, error_code: str) -> pandas.DataFrame:
+    """The rows of a structured turn's data (see ``TurnResult.to_frame``; the office's ``Reply`` too)."""
     import pandas
 
     if data is None:
         raise InvalidInput(
-            f"this turn has no data to tabulate (outcome {result.outcome}"
-            + (f", {result.error_code}" if result.error_code else "")
+            f"this turn has no data to tabulate (outcome {outcome}"
+            + (f", {error_code}" if error_code else "")
             + "): its raw answer is in .text",
-            details={"outcome": result.outcome, "error_code": result.error_code},
+            details={"outcome": outcome, "error_code": error_code},
         )
     items = data if isinstance(data, list) else [data]
     rows = [_row(item) for item in items]
@@ -222,6 +230,18 @@ def data_frame(data: Any, result: TurnResult) -> pandas.DataFrame:
             details={"type": type(data).__name__},
         )
     return pandas.DataFrame([row for row in rows if row is not None])
+
+
+def data_as_json(data: Any) -> Any:
+    """Structured data as plain JSON values (pydantic models dumped in JSON mode), for a wire or a file."""
+    dump = getattr(data, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    if isinstance(data, list):
+        return [data_as_json(item) for item in data]
+    if isinstance(data, dict):
+        return {key: data_as_json(value) for key, value in data.items()}
+    return data
 
 
 def _row(item: Any) -> dict[str, Any] | None:

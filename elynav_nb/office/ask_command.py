@@ -5,7 +5,11 @@ Where it sits: entries of ``elynav_nb.cli.COMMANDS``, run by an agent's Bash too
 the agent that runs them through ``$ELYNAV_OFFICE_SOCKET`` (set by the office in every agent
 process) and say nothing about who they are: the office finds out from the socket.
 
-``elynav ask`` blocks until the reply, prints the reply text on stdout and exits with the outcome:
+``elynav ask`` blocks until the reply, prints the reply text on stdout and exits with the outcome.
+With ``--schema FILE`` (a JSON Schema file) the answer is structured: the office validates it
+(``office.ask(..., output_schema=)``) and stdout holds the validated JSON, one line; an answer that
+does not match ends ``failed`` (exit 1, ``OUTPUT_INVALID`` on stderr, the raw answer after the
+partial-reply line); a file that is not a JSON Schema is refused (exit 2, ``INVALID_INPUT``).
 
     0  done          the reply text is on stdout
     1  failed        the diagnostic is on stderr
@@ -26,6 +30,7 @@ number of seconds.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import socket
@@ -33,7 +38,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["EXIT_CODES", "PARTIAL_REPLY_HEADER", "configure", "positive_seconds", "run"]
+__all__ = ["EXIT_CODES", "PARTIAL_REPLY_HEADER", "configure", "positive_seconds", "read_schema_file", "run"]
 
 EXIT_CODES = {"done": 0, "failed": 1, "cancelled": 3, "timeout": 4}
 PARTIAL_REPLY_HEADER = "elynav ask: partial reply ({outcome}), not an answer:"
@@ -62,7 +67,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="bound on the whole ask, a positive number of seconds (default: the office's)",
     )
+    parser.add_argument(
+        "--schema",
+        default=None,
+        metavar="FILE",
+        help="a JSON Schema file: the answer is validated against it and printed as JSON on stdout",
+    )
     add_socket_option(parser)
+
+
+def read_schema_file(path: str) -> dict[str, Any]:
+    """The JSON Schema in ``path`` (``INVALID_INPUT`` for a file that cannot be read or is no JSON object);
+    the office checks the schema itself."""
+    from elynav_nb.errors import InvalidInput
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            schema = json.load(handle)
+    except OSError as error:
+        raise InvalidInput(f"--schema {path}: {error.strerror}") from None
+    except ValueError as error:
+        raise InvalidInput(f"--schema {path} is not JSON: {error}") from None
+    if not isinstance(schema, dict):
+        raise InvalidInput(f"--schema {path} must hold a JSON object (a JSON Schema)")
+    return schema
 
 
 def positive_seconds(text: str) -> float:
@@ -143,9 +171,12 @@ def run(args: argparse.Namespace) -> int:
     from elynav_nb.office.wire import encode_ask_request, error_from_answer
 
     text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
+    schema = read_schema_file(args.schema) if args.schema is not None else None
     connection = connect(args.socket)
     with connection:
-        accepted, stream = first_answer(connection, encode_ask_request(args.agent, text, args.timeout))
+        accepted, stream = first_answer(
+            connection, encode_ask_request(args.agent, text, args.timeout, schema)
+        )
         print(
             f"elynav ask: ask {accepted.get('ask_id')} to {accepted.get('agent')}",
             file=sys.stderr,
@@ -159,7 +190,9 @@ def run(args: argparse.Namespace) -> int:
             outcome = str(answer.get("outcome"))
             text = str(answer.get("text") or "")
             if outcome == "done":
-                if text:
+                if schema is not None:
+                    print(json.dumps(answer.get("data"), ensure_ascii=False), flush=True)
+                elif text:
                     print(text, flush=True)
                 return 0
             who = f" by {answer['cancelled_by']}" if answer.get("cancelled_by") else ""

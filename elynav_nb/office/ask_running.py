@@ -10,7 +10,7 @@ How an ask flows through here::
 
     Office.submit queued it -> _dispatch: the employee is free -> running (+ history "start")
       -> _run: _start_runner (resume, or a new session if the old one cannot resume)
-         -> runner.send(text) -> await the Turn -> reply_from_turn
+         -> runner.send(text, output_schema=) -> await the Turn -> reply_from_turn
       -> _finish: Reply on the ask (+ history "end"), pending child asks cancelled (nobody waits
          for them any more), the ask forgotten once old, the employee takes the next ask
 
@@ -104,7 +104,7 @@ class AskRunning:
             await self._start_runner(employee)
             if ask.done:
                 return
-            turn = employee.runner.send(ask.text)
+            turn = employee.runner.send(ask.text, output_schema=ask.output_schema)
             ask.turn = turn
             self._notify("turn", ask)
             if ask.cancel_outcome is not None:

@@ -9,6 +9,7 @@ How data flows::
 
     Office.submit -> Ask (queued) -> the employee's runner takes it (running, ask.turn)
       -> TurnResult -> Reply (done | cancelled | timeout | failed) -> ask.reply, await ask
+    (an ask with ``output_schema``: the turn's validated ``data`` on the Reply, ``to_frame()`` its rows)
 
 Pure apart from the asyncio future that ``await ask`` waits on; pandas only inside ``to_frame``.
 """
@@ -23,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from elynav_nb._display import rich_bundle
 from elynav_nb.agents.events import AgentEvent
-from elynav_nb.agents.results import TurnResult, events_frame
+from elynav_nb.agents.output_schema import OutputSchema
+from elynav_nb.agents.results import TurnResult, data_frame, events_frame
 from elynav_nb.errors import AgentTimeout, ElynavError, error_for_code
 from elynav_nb.office.history import utc_now
 from elynav_nb.office.rights import USER
@@ -95,6 +97,8 @@ class Reply:
     error_code: str = ""
     cancelled_by: str = ""
     used_standin: bool = False
+    data: Any = field(default=None, repr=False)  # the validated answer of an ask with an output schema
+    output_schema: OutputSchema | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -133,8 +137,11 @@ class Reply:
         return line
 
     def to_frame(self) -> pandas.DataFrame:
-        """The events of the turn that answered (one row each)."""
-        return events_frame(self.events)
+        """The rows of ``data`` for an ask with an output schema (as ``TurnResult.to_frame``), else the
+        events of the turn that answered (one row each)."""
+        if self.output_schema is None:
+            return events_frame(self.events)
+        return data_frame(self.data, outcome=self.outcome, error_code=self.error_code)
 
     def __repr__(self) -> str:
         text = self.text if len(self.text) <= 60 else self.text[:59] + "…"
@@ -177,8 +184,10 @@ class Ask:
         parent: Ask | None,
         queued_at: datetime,
         deadline: float,
+        output_schema: OutputSchema | None = None,
     ) -> None:
         self.office = office
+        self.output_schema = output_schema  # the reply's data is validated against it
         self.id = ask_id
         self.sender = sender
         self.agent = agent
@@ -294,6 +303,8 @@ def reply_from_turn(ask: Ask, result: TurnResult) -> Reply:
         error_code=error_code,
         cancelled_by=ask.cancelled_by if outcome == "cancelled" else "",
         used_standin=result.used_standin,
+        data=result.data,
+        output_schema=ask.output_schema,
     )
 
 
@@ -316,4 +327,5 @@ def synthetic_reply(
         error=error,
         error_code=error_code,
         cancelled_by=ask.cancelled_by if outcome == "cancelled" else "",
+        output_schema=ask.output_schema,
     )

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from elynav_nb.agents.definitions import AgentDefinition
+from elynav_nb.agents.output_schema import OutputSchemaSpec, output_schema_of
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import (
     AgentBusy,
@@ -230,14 +231,18 @@ class Office(AskRunning, OfficeViews):
         sender: str = USER,
         timeout: float | None = None,
         parent: Ask | str | None = None,
+        output_schema: OutputSchemaSpec | None = None,
     ) -> Ask:
         """Queue an ask and return its handle at once (``await ask`` for the ``Reply``).
 
         ``sender`` is ``"user"`` or an employee's name. An ask sent in an agent's name while that
         agent is working belongs to its running ask (``parent``): cancelling that one cancels this
-        one, and a wait-for cycle is refused with ``DEADLOCK``.
+        one, and a wait-for cycle is refused with ``DEADLOCK``. ``output_schema`` asks for a
+        structured answer, as ``AgentRunner.send`` does (``reply.data``, ``reply.to_frame()``;
+        ``OUTPUT_INVALID`` when the answer does not match; a bad schema is ``INVALID_INPUT`` here).
         """
         self._require_open()
+        schema = output_schema_of(output_schema)
         employee = self.employee(to)
         sender_name = sender if sender == USER else self.employee(sender).name
         self._check_text(text)
@@ -257,6 +262,7 @@ class Office(AskRunning, OfficeViews):
             parent=parent_ask,
             queued_at=utc_now(),
             deadline=self._deadline(bound, parent_ask),
+            output_schema=schema,
         )
         self._asks[ask.id] = ask
         if parent_ask is not None:
@@ -288,9 +294,14 @@ class Office(AskRunning, OfficeViews):
         sender: str = USER,
         timeout: float | None = None,
         parent: Ask | str | None = None,
+        output_schema: OutputSchemaSpec | None = None,
     ) -> Reply:
-        """``await office.ask(to, text)``: queue it and wait for its ``Reply`` (interrupting the cell cancels it)."""
-        return await self.submit(to, text, sender=sender, timeout=timeout, parent=parent)
+        """``await office.ask(to, text)``: queue it and wait for its ``Reply`` (interrupting the cell cancels it).
+
+        ``output_schema``: a structured answer in ``reply.data`` (see ``submit``)."""
+        return await self.submit(
+            to, text, sender=sender, timeout=timeout, parent=parent, output_schema=output_schema
+        )
 
     def try_ask(
         self,
@@ -300,6 +311,7 @@ class Office(AskRunning, OfficeViews):
         sender: str = USER,
         timeout: float | None = None,
         parent: Ask | str | None = None,
+        output_schema: OutputSchemaSpec | None = None,
     ) -> Ask:
         """Like ``submit``, but ``AGENT_BUSY`` instead of queueing when the employee is not free."""
         self._require_open()
@@ -314,19 +326,31 @@ class Office(AskRunning, OfficeViews):
                     "queue_length": len(employee.queue),
                 },
             )
-        return self.submit(to, text, sender=sender, timeout=timeout, parent=parent)
+        return self.submit(
+            to, text, sender=sender, timeout=timeout, parent=parent, output_schema=output_schema
+        )
 
-    def submit_for(self, caller: Caller, to: str, text: str, *, timeout: float | None = None) -> Ask:
+    def submit_for(
+        self,
+        caller: Caller,
+        to: str,
+        text: str,
+        *,
+        timeout: float | None = None,
+        output_schema: dict[str, Any] | None = None,
+    ) -> Ask:
         """An ask arriving over the socket: the caller's own running ask is its parent."""
         if caller.is_user:
-            return self.submit(to, text, timeout=timeout)
+            return self.submit(to, text, timeout=timeout, output_schema=output_schema)
         running = self.employee(caller.name).current
         if running is None:
             raise InvalidInput(
                 f"{caller.name} is not working on an ask: only a running turn may ask another agent",
                 details={"agent": caller.name},
             )
-        return self.submit(to, text, sender=caller.name, timeout=timeout, parent=running)
+        return self.submit(
+            to, text, sender=caller.name, timeout=timeout, parent=running, output_schema=output_schema
+        )
 
     def identify(self, pid: int) -> Caller:
         """The caller behind a process id (``office/peers.py``)."""

@@ -37,6 +37,7 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from elynav_nb.agents.results import data_as_json
 from elynav_nb.errors import ElynavError, NotAllowed, ProtocolError
 from elynav_nb.office.history import refusal_record
 from elynav_nb.office.peers import Caller, peer_credentials
@@ -138,7 +139,9 @@ class OfficeSocketServer:
             raise
         if isinstance(request, AskRequest):
             try:
-                ask = self.office.submit_for(caller, request.agent, request.text, timeout=request.timeout)
+                ask = self.office.submit_for(
+                    caller, request.agent, request.text, timeout=request.timeout, output_schema=request.schema
+                )
             except ElynavError as error:
                 self._record_refused_ask(caller, request, error)
                 raise
@@ -241,6 +244,8 @@ class OfficeSocketServer:
                 error_code=reply.error_code,
                 error=reply.error,
                 cancelled_by=reply.cancelled_by,
+                data=data_as_json(reply.data),
+                has_data=reply.output_schema is not None and reply.ok,
             ),
         )
 

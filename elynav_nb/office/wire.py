@@ -6,12 +6,15 @@ Where it sits: between ``office/socket_server.py`` (the office side) and ``offic
 Requests (caller -> office), one per connection::
 
     {"op": "ask", "agent": "elynav-sdr", "text": "...", "timeout": 600}      timeout optional (seconds)
+    {"op": "ask", ..., "schema": {JSON Schema}}   optional: a structured answer (``elynav ask --schema``)
     {"op": "cancel", "ask_id": "..."}
 
 Answers (office -> caller)::
 
     {"type": "accepted", "ask_id", "agent", "position"}     at once, for an ask
-    {"type": "reply", "ask_id", "outcome", "text", "error_code", "error", "cancelled_by"}   when it ends
+    {"type": "reply", "ask_id", "outcome", "text", "error_code", "error", "cancelled_by"[, "data"]}
+                                                            when it ends ("data": the validated answer
+                                                            of an ask with a schema, when done)
     {"type": "cancelled", "ask_id", "status"}               for a cancel
     {"type": "error", "code", "message"}                    anything refused; the connection then closes
 
@@ -58,6 +61,7 @@ class AskRequest:
     agent: str
     text: str
     timeout: float | None = None
+    schema: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -69,10 +73,14 @@ def _encode(message: dict[str, Any]) -> bytes:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
-def encode_ask_request(agent: str, text: str, timeout: float | None = None) -> bytes:
+def encode_ask_request(
+    agent: str, text: str, timeout: float | None = None, schema: dict[str, Any] | None = None
+) -> bytes:
     message: dict[str, Any] = {"op": "ask", "agent": agent, "text": text}
     if timeout is not None:
         message["timeout"] = timeout
+    if schema is not None:
+        message["schema"] = schema
     return _encode(message)
 
 
@@ -125,13 +133,25 @@ def _timeout_field(message: dict[str, Any]) -> float | None:
     return seconds
 
 
+def _schema_field(message: dict[str, Any]) -> dict[str, Any] | None:
+    schema = message.get("schema")
+    if schema is None:
+        return None
+    if not isinstance(schema, dict):
+        raise ProtocolError("'schema' must be a JSON object (a JSON Schema)")
+    return schema
+
+
 def decode_request(line: bytes) -> AskRequest | CancelRequest:
     """One request line -> a request value; ``PROTOCOL_ERROR`` for any line that is not one."""
     message = _request_object(line)
     operation = message.get("op")
     if operation == "ask":
         return AskRequest(
-            _text_field(message, "agent"), _text_field(message, "text"), _timeout_field(message)
+            _text_field(message, "agent"),
+            _text_field(message, "text"),
+            _timeout_field(message),
+            _schema_field(message),
         )
     if operation == "cancel":
         return CancelRequest(_text_field(message, "ask_id", empty_allowed=False))
@@ -145,19 +165,29 @@ def encode_accepted(ask_id: str, agent: str, position: int) -> bytes:
 
 
 def encode_reply(
-    ask_id: str, outcome: str, text: str, *, error_code: str = "", error: str = "", cancelled_by: str = ""
+    ask_id: str,
+    outcome: str,
+    text: str,
+    *,
+    error_code: str = "",
+    error: str = "",
+    cancelled_by: str = "",
+    data: Any = None,
+    has_data: bool = False,
 ) -> bytes:
-    return _encode(
-        {
-            "type": "reply",
-            "ask_id": ask_id,
-            "outcome": outcome,
-            "text": text,
-            "error_code": error_code,
-            "error": error,
-            "cancelled_by": cancelled_by,
-        }
-    )
+    """The reply line; ``has_data``: the ask had a schema and ``data`` (plain JSON values) is its answer."""
+    message: dict[str, Any] = {
+        "type": "reply",
+        "ask_id": ask_id,
+        "outcome": outcome,
+        "text": text,
+        "error_code": error_code,
+        "error": error,
+        "cancelled_by": cancelled_by,
+    }
+    if has_data:
+        message["data"] = data
+    return _encode(message)
 
 
 def encode_cancelled(ask_id: str, status: str) -> bytes:
