@@ -134,3 +134,29 @@ def test_an_ask_cell_goes_through_the_running_office(kernel: MagicsKernel) -> No
         """
     )
     assert errors == [] and lines == ["Reply done user 1 done"], lines
+
+
+def test_an_agent_cell_with_a_schema_gives_validated_rows(kernel: MagicsKernel) -> None:
+    lines, errors = kernel.run(
+        """
+        from pydantic import BaseModel
+
+        class Lead(BaseModel):
+            name: str
+            score: int
+
+        Leads = list[Lead]
+        not_a_schema = 42
+        """
+    )
+    assert errors == [], errors
+    lines, errors = kernel.run(
+        '%%agent sdr --schema Leads -o leads\n@standin json {{"result": [{{"name": "Acme", "score": 3}}]}}'
+    )  # {{ }}: literal braces in a magic cell
+    assert errors == [] and not any(line.startswith("INVALID_INPUT") for line in lines), (lines, errors)
+    lines, errors = kernel.run("print(leads.outcome, leads.data, list(leads.to_frame()['name']), _ is leads)")
+    assert errors == [] and lines == ["completed [Lead(name='Acme', score=3)] ['Acme'] True"], lines
+    lines, errors = kernel.run("%%agent sdr --schema not_a_schema\nBonjour")
+    assert errors == [] and lines[0].startswith("INVALID_INPUT: output_schema must be"), lines
+    lines, errors = kernel.run("%%agent sdr --schema undefined_thing\nBonjour")
+    assert errors == [] and lines[0].startswith("INVALID_INPUT: --schema takes the name"), lines

@@ -8,15 +8,18 @@ button (a kernel interrupt) cancels the turn or the ask, bounded, as the Cancel 
 
 Magics::
 
-    %%agent NAME [--cli claude|codex|gemini] [-o VAR] [--timeout S]   the cell body is the message
+    %%agent NAME [--cli claude|codex|gemini] [-o VAR] [--timeout S] [--schema VAR]
+                                                                     the cell body is the message
     %agent NAME message...                                           the same on one line
-    %%ask NAME [--office VAR] [-o VAR] [--timeout S]                 through a running office
+    %%ask NAME [--office VAR] [-o VAR] [--timeout S] [--schema VAR]  through a running office
     %office  %agents  %elynav_history                                 the board, the agents, the history
     %elynav_stop                                                       stop the runners the magics started
 
 ``{expression}`` in a message is filled from the kernel's namespace (``interpolation.py``: ``{name}``,
 ``{In[3]}``, ``{Out[2]}``, ``{_}``; ``{{`` for a brace). The ``TurnResult`` (or the ``Reply``) goes
-to ``VAR`` and to ``_``. One runner per agent and CLI per kernel, kept across cells (the conversation
+to ``VAR`` and to ``_``. ``--schema VAR`` names a schema in the namespace (a JSON Schema dict, a
+pydantic model, a ``TypedDict``, ``list[Model]``): the answer is structured, ``result.data`` holds it
+and ``result.to_frame()`` its rows (``OUTPUT_INVALID`` when it does not match). One runner per agent and CLI per kernel, kept across cells (the conversation
 goes on). Defaults are traits: ``%config ElynavMagics.workspace = "ws"`` (also ``executable``,
 ``cli``, ``cli_mode``, ``timeout``), like jupyter-ai's ``%config AiMagics``.
 """
@@ -35,6 +38,7 @@ from IPython.display import display
 from traitlets import Float, Unicode
 
 from elynav_nb.agents import AgentDefinition, AgentRunner, TurnResult, builtin_agents, load_agents
+from elynav_nb.agents.output_schema import output_schema_of
 from elynav_nb.errors import AgentBusy, AgentNotFound, ElynavError, InvalidInput
 from elynav_nb.magics.cells import rewrite_cell
 from elynav_nb.magics.interpolation import interpolate
@@ -53,12 +57,19 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise InvalidInput(message or self.format_help())
 
 
+_SCHEMA_HELP = (
+    "a variable holding the answer's schema (JSON Schema dict, pydantic model, TypedDict): "
+    "the result's .data and .to_frame()"
+)
+
+
 def _agent_parser() -> _ArgumentParser:
     parser = _ArgumentParser(prog="%%agent", add_help=False, description="Send the cell to an agent.")
     parser.add_argument("name", help="the agent (sdr finds elynav-sdr)")
     parser.add_argument("--cli", choices=("claude", "codex", "gemini"), default=None)
     parser.add_argument("-o", "--output", dest="variable", default=None, help="store the TurnResult here")
     parser.add_argument("--timeout", type=positive_seconds, default=None, help="seconds (default: the trait)")
+    parser.add_argument("--schema", dest="schema_variable", default=None, help=_SCHEMA_HELP)
     parser.add_argument("message", nargs="*", help="the line form's message (after -- if it starts with -)")
     return parser
 
@@ -69,6 +80,7 @@ def _ask_parser() -> _ArgumentParser:
     parser.add_argument("--office", dest="office_variable", default=None, help="the Office's variable")
     parser.add_argument("-o", "--output", dest="variable", default=None, help="store the Reply here")
     parser.add_argument("--timeout", type=positive_seconds, default=None)
+    parser.add_argument("--schema", dest="schema_variable", default=None, help=_SCHEMA_HELP)
     parser.add_argument("message", nargs="*")
     return parser
 
@@ -97,12 +109,12 @@ class ElynavMagics(Magics):
 
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> Any:
-        """``%%agent NAME [--cli C] [-o VAR] [--timeout S]``: send the cell to NAME (see ``ElynavMagics``)."""
+        """``%%agent NAME [--cli C] [-o VAR] [--timeout S] [--schema VAR]``: send the cell to NAME (see ``ElynavMagics``)."""
         return self._without_rewrite("agent", line, cell)
 
     @line_cell_magic
     def ask(self, line: str, cell: str | None = None) -> Any:
-        """``%%ask NAME [--office VAR] [-o VAR] [--timeout S]``: ask NAME through the running office."""
+        """``%%ask NAME [--office VAR] [-o VAR] [--timeout S] [--schema VAR]``: ask NAME through the running office."""
         return self._without_rewrite("ask", line, cell)
 
     def _without_rewrite(self, name: str, line: str, cell: str | None) -> Any:
@@ -176,12 +188,13 @@ class ElynavMagics(Magics):
     async def _agent(self, line: str, body: str | None) -> None:
         arguments = _agent_parser().parse_args(shlex.split(line))
         text = self._message(arguments.message, body)
+        schema = self._schema(arguments.schema_variable)
         runner = self._runner(arguments.name, arguments.cli)
         if runner.busy:
             raise AgentBusy(
                 f"{runner.agent_name} is in a turn started by another cell; await it or cancel it"
             )
-        turn = runner.send(text)
+        turn = runner.send(text, output_schema=schema)
         display(turn)  # type: ignore[no-untyped-call]
         timeout = arguments.timeout or self.timeout
         try:
@@ -200,7 +213,8 @@ class ElynavMagics(Magics):
         text = self._message(arguments.message, body)
         office = self._find_office(arguments.office_variable)
         assert office is not None
-        ask = office.submit(arguments.name, text, timeout=arguments.timeout)
+        schema = self._schema(arguments.schema_variable)
+        ask = office.submit(arguments.name, text, timeout=arguments.timeout, output_schema=schema)
         display(ask)  # type: ignore[no-untyped-call]
         try:
             reply = await ask
@@ -219,6 +233,19 @@ class ElynavMagics(Magics):
         if not text:
             raise InvalidInput("the message is empty: write it in the cell below %%agent NAME")
         return text
+
+    def _schema(self, variable: str | None) -> Any:
+        """The schema ``--schema VAR`` names in the user namespace (None without the option)."""
+        if variable is None:
+            return None
+        namespace = self.shell.user_ns if self.shell is not None else {}
+        if not variable.isidentifier() or variable not in namespace:
+            raise InvalidInput(
+                f"--schema takes the name of a variable holding a schema; {variable!r} is not defined here"
+            )
+        schema = namespace[variable]
+        output_schema_of(schema)  # a bad schema is INVALID_INPUT before anything is sent
+        return schema
 
     def _store(self, variable: str | None, value: Any) -> None:
         if self.shell is None:
