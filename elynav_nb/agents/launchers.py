@@ -26,7 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from elynav_nb.agents.adapter_settings import adapter_settings
-from elynav_nb.agents.cli.claude_launch import ClaudeLaunch, build_child_environment, build_claude_argv
+from elynav_nb.agents.cli.claude_launch import (
+    ClaudeLaunch,
+    agent_with_structured_output,
+    build_child_environment,
+    build_claude_argv,
+)
 from elynav_nb.agents.cli.claude_wire import ClaudeStreamWire
 from elynav_nb.agents.cli.codex_app_wire import CodexAppServerWire
 from elynav_nb.agents.cli.codex_launch import build_codex_app_server
@@ -98,6 +103,7 @@ class ClaudeLauncher(PersistentLauncher):
             resume_session_id=runner.session_id if resuming else None,
             model=runner.model,
             json_schema=self.output_schema.key if self.output_schema is not None else None,
+            agents_json=self._agent_with_structured_output(runner),
             extra_arguments=runner.extra_arguments,
         )
         agent_identity = {"ELYNAV_AGENT_NAME": runner.agent_name} if runner.agent_name else {}
@@ -116,6 +122,15 @@ class ClaudeLauncher(PersistentLauncher):
                 os.environ, {**agent_identity, **runner.environment_overrides}
             ),
             wire=wire,
+        )
+
+    def _agent_with_structured_output(self, runner: AgentRunner) -> str | None:
+        """``--agents``: the agent again, with ``StructuredOutput`` in its tools (see ``claude_launch``)."""
+        definition = runner.plan.definition
+        if self.output_schema is None or runner.agent_name is None or definition is None:
+            return None
+        return agent_with_structured_output(
+            runner.agent_name, definition.description, definition.prompt, definition.tools, definition.model
         )
 
     @staticmethod

@@ -80,6 +80,7 @@ class PersistentDriver(Driver):
         self._served_requests: dict[str, asyncio.Task[None]] = {}
         self._request_counter = 0
         self._late_turn_end: asyncio.Event | None = None
+        self._conversation_has_turns = runner.resume_next_start  # resume=: it holds turns already
 
     @property
     def limitations(self) -> tuple[str, ...]:
@@ -128,6 +129,9 @@ class PersistentDriver(Driver):
             return
         wanted = turn.output_schema
         if self.is_running and _schema_key(wanted) != _schema_key(launcher.output_schema):
+            # claude saves a session with its first message: one with no turn yet cannot be resumed
+            # ("No conversation found"), so a restart before any turn starts it again with its id
+            self.runner.resume_next_start = self._conversation_has_turns
             logger.debug(
                 "%s: restarting the CLI for the turn's output schema (%s -> %s)",
                 self.runner.agent_name or "default",
@@ -235,6 +239,7 @@ class PersistentDriver(Driver):
             self.finish_turn(turn, "failed", error=str(error), error_code=error.code)
             return
         turn.mark_written(self.total_cost_usd)
+        self._conversation_has_turns = True
         runner.last_activity = time.monotonic()
         turn_deadline = time.monotonic() + runner.turn_timeout
         next_descendant_scan = time.monotonic() + DESCENDANT_SCAN_INTERVAL  # tools trigger a scan at once

@@ -303,6 +303,7 @@ class Conversation:
             emit_bytes=writer.write_bytes,
             queued_count=lambda: len(self.queued),
             json_schema=plan.json_schema,
+            agent_tools_listed=plan.agent_tools is not None,
         )
 
     # ------------------------------------------------------------------ process entry points

@@ -92,8 +92,16 @@ class SessionStore:
         return None if newest is None else newest[1]
 
     def start(self, earlier: list[TranscriptEntry]) -> None:
-        """Open the transcript: keep ``earlier`` turns (resume, fork) and write them if the file is new."""
+        """Open the transcript: keep ``earlier`` turns (resume, fork) and write them if the file is new.
+
+        As on the real CLI (2.1.332), a new session with no message is not saved: it cannot be
+        resumed ("No conversation found") and its id may be given to ``--session-id`` again.
+        """
         self.history = list(earlier)
+        if earlier:
+            self._write_new_file()
+
+    def _write_new_file(self) -> None:
         if not self.persist or self.path.is_file():
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -105,11 +113,13 @@ class SessionStore:
         }
         with self.path.open("w", encoding="utf-8") as transcript:
             transcript.write(json.dumps(header) + "\n")
-            for entry in earlier:
+            for entry in self.history:
                 transcript.write(json.dumps(self._record(entry)) + "\n")
 
     def append(self, role: str, text: str) -> None:
         entry = TranscriptEntry(role, text)
+        if not self.path.is_file():
+            self._write_new_file()  # the header and the turns kept so far
         self.history.append(entry)
         if not self.persist:
             return

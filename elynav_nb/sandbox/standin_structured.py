@@ -6,7 +6,9 @@ tool use (``standin_turns._structured_ending``). Pure: no I/O.
 
 What the real claude 2.1.332 does (checked against the fake model API), and so the stand-in:
 
-- ``StructuredOutput`` is one more tool (in ``system/init`` ``tools``, in sorted place);
+- ``StructuredOutput`` is one more tool (in ``system/init`` ``tools``, in sorted place), except for an
+  ``--agent`` whose ``tools:`` list does not name it: that agent never gets it (the turn then ends as
+  a plain one, with no ``structured_output``); ``--agents`` inline definitions win over the files;
 - the model's call is validated against the schema: a good one gets the tool result
   ``Structured output provided successfully`` and the turn ends at once (``result`` holds the value
   as compact JSON, ``structured_output`` the value, ``stop_reason`` ``tool_use``); a bad one gets an
@@ -26,6 +28,7 @@ Problem texts follow the real CLI's ajv style (``root: must have required proper
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 __all__ = [
@@ -52,13 +55,26 @@ _FORMATS = {
 }
 
 
+def _jsonschema() -> Any:
+    """``jsonschema``, imported without its optional ``iri`` format checker.
+
+    ``rfc3987_syntax`` (pulled in by jupyter's ``jsonschema[format]``) builds a grammar at import:
+    about 1.4 s of every stand-in start with ``--json-schema`` on a slow machine. The stand-in checks
+    no formats (neither does claude's ajv by default), and this is the stand-in's own process.
+    """
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # None: "not importable"
+    import jsonschema
+
+    return jsonschema
+
+
 class SchemaFlagError(ValueError):
     """``--json-schema`` is refused at start-up; the message is the real CLI's stderr line."""
 
 
 def load_schema(text: str) -> dict[str, Any]:
     """The schema of ``--json-schema <text>`` (``SchemaFlagError`` with the real CLI's message)."""
-    import jsonschema
+    jsonschema = _jsonschema()
 
     try:
         schema = json.loads(text)
@@ -87,7 +103,7 @@ def with_structured_output_tool(tools: list[str]) -> list[str]:
 
 def schema_problems(schema: dict[str, Any], value: Any) -> str:
     """The real CLI's problem text for ``value`` ("" when it matches ``schema``)."""
-    import jsonschema
+    jsonschema = _jsonschema()
 
     validator = jsonschema.validators.validator_for(schema)(schema)
     problems = []

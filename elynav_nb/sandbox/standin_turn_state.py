@@ -81,6 +81,7 @@ class SessionState:
     emit_bytes: Callable[[bytes], None]
     queued_count: Callable[[], int]
     json_schema: dict[str, Any] | None = None  # --json-schema: every turn ends with a StructuredOutput call
+    agent_tools_listed: bool = False  # the --agent's own tools list (it must name StructuredOutput)
     total_input_tokens: int = 0
     total_output_tokens: int = 0
     result_index: int = 0
@@ -90,9 +91,16 @@ class SessionState:
     def reported_permission_mode(self) -> str:
         return "default" if self.permission_mode == "manual" else self.permission_mode
 
+    @property
+    def structured_output_offered(self) -> bool:
+        """``--json-schema`` adds ``StructuredOutput``, except to an agent whose tools list lacks it (2.1.332)."""
+        if self.json_schema is None:
+            return False
+        return not self.agent_tools_listed or "StructuredOutput" in self.base_tools
+
     def init_tools(self) -> list[str]:
         tools = list(self.base_tools)
-        if self.json_schema is not None:
+        if self.structured_output_offered:
             tools = with_structured_output_tool(tools)
         for mcp_tool in self.hub.tool_names():
             if self.mcp_tools_need_listing and mcp_tool not in self.base_tools:

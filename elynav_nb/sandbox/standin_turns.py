@@ -111,7 +111,7 @@ class TurnRunner(ToolRoundTrips):
             self._max_turns_result(max_turns)
             return None
         final_text = self._final_reply(parsed, summaries, earlier_turns)
-        if session.json_schema is not None:
+        if session.json_schema is not None and session.structured_output_offered:
             return await self._structured_ending(parsed, final_text, session.json_schema)
         flood = parsed.first("flood")
         slow = parsed.first("slow")

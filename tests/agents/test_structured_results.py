@@ -217,3 +217,37 @@ async def test_gemini_gets_the_schema_in_the_prompt_and_we_validate(workspace, t
     assert "no schema option" in notes
     argv = " ".join(json.loads(argv_log.read_text().splitlines()[0]))
     assert "--output-schema" not in argv
+
+
+async def test_claude_a_schema_on_the_first_turn_after_start_restarts_with_its_session_id(workspace):
+    # claude saves a session with its first message: a session with no turn cannot be --resume'd
+    async with standin(workspace) as runner:
+        session_id = runner.session_id
+        result = await runner.send("first", output_schema=Contact)
+        argv = list(runner.command_line)
+        second = await runner.send("second")
+    assert result.outcome == "completed", result.error
+    assert ["--session-id", session_id] == argv[argv.index("--session-id") : argv.index("--session-id") + 2]
+    assert not any(word.startswith("--resume") for word in argv)
+    assert second.outcome == "completed" and second.session_id == session_id
+    assert "I remember 1 earlier turn" in second.text
+
+
+async def test_claude_an_agent_with_a_tools_list_gets_structured_output_inline(workspace):
+    # claude 2.1.332 offers StructuredOutput to an --agent only when its tools list names it
+    definition = AgentDefinition(
+        name="elynav-lister", description="Lists.", prompt="You list.", tools=("Read",), model="sonnet"
+    )
+    async with AgentRunner(definition, workspace, executable="standin") as runner:
+        plain = await runner.send("hello")
+        plain_argv = list(runner.command_line)
+        result = await runner.send("who", output_schema=Contact)
+        argv = list(runner.command_line)
+        started = runner.last_started
+    assert "--agents" not in plain_argv
+    inline = json.loads(argv[argv.index("--agents") + 1])
+    assert inline["elynav-lister"]["tools"] == ["Read", "StructuredOutput"]
+    assert inline["elynav-lister"]["prompt"] == "You list." and inline["elynav-lister"]["model"] == "sonnet"
+    assert plain.outcome == "completed" and result.outcome == "completed", result.error
+    assert result.data == {"email": ""}
+    assert started is not None and "StructuredOutput" in started.tools

@@ -12,15 +12,27 @@ The command line is the seed's, plus what a live notebook needs::
            [--json-schema JSON] [extra...]
 
 ``--json-schema`` belongs to the process (claude offers the model a ``StructuredOutput`` tool with
-that schema for every turn): a runner whose turn asks for another schema starts a new process.
+that schema for every turn): a runner whose turn asks for another schema starts a new process. An
+agent whose ``tools:`` list lacks ``StructuredOutput`` does not get that tool (claude 2.1.332 then
+answers "No such tool available" and ends the turn with no ``structured_output``), so the agent is
+given again inline, ``--agents {name: {..., tools: [..., "StructuredOutput"]}}`` (inline agents win
+over the files), built by ``agent_with_structured_output``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["STRIPPED_ENVIRONMENT_VARIABLES", "ClaudeLaunch", "build_child_environment", "build_claude_argv"]
+__all__ = [
+    "STRIPPED_ENVIRONMENT_VARIABLES",
+    "STRUCTURED_OUTPUT_TOOL",
+    "ClaudeLaunch",
+    "agent_with_structured_output",
+    "build_child_environment",
+    "build_claude_argv",
+]
 
 STRIPPED_ENVIRONMENT_VARIABLES = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
 
@@ -38,6 +50,7 @@ class ClaudeLaunch:
     resume_session_id: str | None = None
     model: str | None = None
     json_schema: str | None = None  # the JSON text of the schema every turn of the process answers in
+    agents_json: str | None = None  # --agents: inline agent definitions (they win over the agent files)
     extra_arguments: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -64,8 +77,32 @@ def build_claude_argv(executable: Sequence[str], launch: ClaudeLaunch) -> list[s
         argv += ["--model", launch.model]
     if launch.json_schema is not None:
         argv += ["--json-schema", launch.json_schema]
+    if launch.agents_json is not None:
+        argv += ["--agents", launch.agents_json]
     argv += list(launch.extra_arguments)
     return argv
+
+
+STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
+
+
+def agent_with_structured_output(
+    name: str, description: str, prompt: str, tools: Sequence[str], model: str | None
+) -> str | None:
+    """The ``--agents`` JSON that gives agent ``name`` the ``StructuredOutput`` tool (None: no need).
+
+    An agent with no ``tools:`` list inherits every tool, ``StructuredOutput`` included.
+    """
+    if not tools or STRUCTURED_OUTPUT_TOOL in tools:
+        return None
+    inline: dict[str, object] = {
+        "description": description,
+        "prompt": prompt,
+        "tools": [*tools, STRUCTURED_OUTPUT_TOOL],
+    }
+    if model:
+        inline["model"] = model
+    return json.dumps({name: inline}, ensure_ascii=False)
 
 
 def build_child_environment(
