@@ -16,6 +16,14 @@ wrapped as ``{"type": "object", "properties": {"result": <schema>}, "required": 
 ``$defs`` moved to the wrapper's root) and unwrapped before validation. An object schema is sent as
 it is.
 
+Per CLI (checked on the real binaries): claude 2.1.332 validates the ``StructuredOutput`` call
+against the schema itself and asks the model again (5 attempts, then
+``error_max_structured_output_retries``, which we report as ``OUTPUT_INVALID``); codex 0.171.0 (both
+modes) sends the schema to the Responses API as ``text.format`` ``{"type": "json_schema", "strict":
+true, "name": "codex_output_schema"}``, so the real OpenAI API wants a strict-mode schema (every
+object ``additionalProperties: false``, every property required): the schema is sent as given;
+gemini 0.61.0 has no schema option (the schema goes in the prompt, validated here only).
+
 How data flows::
 
     spec -> output_schema_of -> OutputSchema(wire_schema, wrapped, validator)

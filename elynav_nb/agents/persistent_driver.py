@@ -11,6 +11,9 @@ How data flows::
     prepare: launcher.launch -> spawn -> wire.open(self) (the handshake, bounded by start_timeout)
     turn: wire.send_prompt -> stdout lines -> wire.decode_line -> events -> turn.push
       -> TurnEnded -> finish_turn -> TurnResult; the process stays for the next turn
+    claude, a turn whose output schema is not the process's (``--json-schema`` is a flag of the
+      process): before_start stops it, and the turn starts a new one on the same session (``--resume``,
+      or ``--session-id`` while the session has no turn yet); codex takes a schema per turn
 
 Bounds: ``turn.cancel()`` (and a turn, inactivity or protocol timeout) asks the wire to interrupt and
 waits ``settle_timeout`` for the end of the turn: a CLI that honours it keeps the conversation. One

@@ -182,8 +182,9 @@ class CodexAppServerWire:
         params: dict[str, Any] = {"threadId": self.thread_id, "input": text_blocks}
         if self.model_for_next_turn:
             params["model"] = self.model_for_next_turn
-        if turn.output_schema is not None:
-            params["outputSchema"] = turn.output_schema.wire_schema
+        output_schema = getattr(turn, "output_schema", None)  # a sink without one asks for none
+        if output_schema is not None:
+            params["outputSchema"] = output_schema.wire_schema
         self._retrying_since = None
         self.codec.turn_id = ""  # known from the answer (or turn/started): a cancel waits for it
         answered = await channel.start_request(channel.next_request_id("turn"), "turn/start", params)
