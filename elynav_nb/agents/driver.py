@@ -274,9 +274,10 @@ class Driver(ABC):
         """
         if ended is not None and ended.structured_output is not None:
             return settle_structured(schema, ended.structured_output, "")
-        if self.runner.cli_name == "claude":
+        if self.runner.capabilities.output_schema == "value":
             raise OutputInvalid(
-                "claude ended the turn without a structured_output (the StructuredOutput tool was not called)"
+                f"{self.runner.cli_name} ended the turn without a structured_output "
+                "(the StructuredOutput tool was not called)"
             )
         answer = ended.result if ended is not None and ended.result.strip() else text
         return settle_structured(schema, None, answer)

@@ -23,9 +23,17 @@ from elynav_nb.agents.definitions import AgentDefinition, builtin_agents, find_a
 from elynav_nb.agents.locate import CliName, check_cli_name, choose_cli_mode
 from elynav_nb.errors import AgentNotFound, ElynavError
 
-__all__ = ["Capabilities", "DriverKind", "RunnerPlan", "capabilities_of", "plan_runner"]
+__all__ = [
+    "Capabilities",
+    "DriverKind",
+    "OutputSchemaSupport",
+    "RunnerPlan",
+    "capabilities_of",
+    "plan_runner",
+]
 
 DriverKind = Literal["persistent", "per-turn"]
+OutputSchemaSupport = Literal["value", "constrained", "prompt"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +48,10 @@ class Capabilities:
     thinking: bool  # ThinkingDelta events
     live_mcp_status: bool  # mcp_status() asks the running CLI (else: the servers written in its config)
     live_settings: bool  # set_model / set_permission_mode reach the running process (else: the next turn)
+    # how output_schema reaches the CLI: "value" (the CLI validates and returns the value: claude),
+    # "constrained" (the CLI constrains its final message to the schema: codex), "prompt" (the schema
+    # is in the prompt, validated here only: gemini)
+    output_schema: OutputSchemaSupport = "prompt"
 
 
 _CAPABILITIES: dict[tuple[CliName, str], Capabilities] = {
@@ -52,6 +64,7 @@ _CAPABILITIES: dict[tuple[CliName, str], Capabilities] = {
         thinking=True,
         live_mcp_status=True,
         live_settings=True,
+        output_schema="value",
     ),
     ("codex", "app-server"): Capabilities(
         persistent_process=True,
@@ -62,6 +75,7 @@ _CAPABILITIES: dict[tuple[CliName, str], Capabilities] = {
         thinking=True,
         live_mcp_status=True,
         live_settings=False,
+        output_schema="constrained",
     ),
     ("codex", "exec"): Capabilities(
         persistent_process=False,
@@ -72,6 +86,7 @@ _CAPABILITIES: dict[tuple[CliName, str], Capabilities] = {
         thinking=True,
         live_mcp_status=False,
         live_settings=False,
+        output_schema="constrained",
     ),
     ("gemini", "print"): Capabilities(
         persistent_process=False,
@@ -82,6 +97,7 @@ _CAPABILITIES: dict[tuple[CliName, str], Capabilities] = {
         thinking=False,
         live_mcp_status=False,
         live_settings=False,
+        output_schema="prompt",
     ),
 }
 

@@ -171,6 +171,7 @@ async def test_codex_app_server_sends_the_turns_schema_and_validates_the_final_m
     assert bad.text == '{"result": [{"name": "x"}]}'  # the raw answer kept
     assert plain.outcome == "completed" and plain.data is None
     assert same_process  # a schema per turn: no restart
+    assert runner.capabilities.output_schema == "constrained"
     starts = [
         json.loads(line)["params"]
         for line in log.read_text().splitlines()
@@ -215,6 +216,7 @@ async def test_gemini_gets_the_schema_in_the_prompt_and_we_validate(workspace, t
     assert good.outcome == "completed" and good.data == {"email": "a@b.c"}
     assert bad.outcome == "failed" and bad.error_code == "OUTPUT_INVALID" and bad.text == "not json at all"
     assert "no schema option" in notes
+    assert runner.capabilities.output_schema == "prompt"
     argv = " ".join(json.loads(argv_log.read_text().splitlines()[0]))
     assert "--output-schema" not in argv
 
