@@ -16,7 +16,8 @@ How a message flows::
 Methods: ``initialize`` (the client's protocol version when we know it, else our newest), ``ping``,
 ``tools/list``, ``tools/call``; notifications get no answer (``None``); any other method is JSON-RPC
 ``-32601``, a malformed message ``-32600`` / ``-32602``. A tool that fails is a tool result with
-``isError`` (the model reads it and the turn goes on), never a JSON-RPC error. ``calls`` counts what
+``isError`` (the model reads it and the turn goes on), never a JSON-RPC error. A tool's result is
+its JSON text, but for a string, which the model reads as it is. ``calls`` counts what
 ran, for the views and the tests.
 """
 
@@ -126,6 +127,8 @@ class McpToolEndpoint:
         self.calls += 1
         for listener in list(self.listeners):
             listener(name, arguments, outcome)
+        if isinstance(outcome.structured, str) and not outcome.is_error:
+            return _tool_text(outcome.structured, is_error=False)  # a string is read as text, not as JSON
         return _tool_text(outcome.content, is_error=outcome.is_error)
 
     def _initialize(self, params: Mapping[str, Any]) -> dict[str, Any]:
