@@ -22,6 +22,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -44,6 +45,9 @@ __all__ = [
     "same_group_stdio_transport",
 ]
 
+TIMINGS_VARIABLE = (
+    "ELYNAV_STANDIN_TOOL_TIMINGS"  # a file: the round trip of each MCP call, as the CLI sees it
+)
 CONNECT_TIMEOUT_SECONDS = 30.0
 CLOSE_TIMEOUT_SECONDS = 2.0
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -228,6 +232,14 @@ async def same_group_stdio_transport(
             task_group.cancel_scope.cancel()
 
 
+def _record_call_time(server_name: str, tool_name: str, seconds: float) -> None:
+    """One line per tool call in ``$ELYNAV_STANDIN_TOOL_TIMINGS`` when set (``benchmarks/kernel_tools.py``)."""
+    path = os.environ.get(TIMINGS_VARIABLE)
+    if path:
+        with open(path, "a", encoding="utf-8") as timings:
+            timings.write(json.dumps({"server": server_name, "tool": tool_name, "seconds": seconds}) + "\n")
+
+
 @dataclass
 class McpServerState:
     config: McpServerConfig
@@ -311,12 +323,14 @@ class McpHub:
             return McpToolOutcome(
                 [{"type": "text", "text": f"MCP server {server_name} is {reason}"}], None, True, None
             )
+        started = time.perf_counter()
         try:
             result = await state.client.call_tool(tool_name, arguments)
         except Exception as error:  # noqa: BLE001 - any client failure becomes an is_error tool result
             return McpToolOutcome(
                 [{"type": "text", "text": f"MCP error: {error}"}], None, True, state.server_info
             )
+        _record_call_time(server_name, tool_name, time.perf_counter() - started)
         blocks = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
         return McpToolOutcome(blocks, result.structured_content, bool(result.is_error), state.server_info)
 
