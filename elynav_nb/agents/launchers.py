@@ -23,16 +23,16 @@ import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from elynav_nb.agents.adapter_settings import adapter_settings
 from elynav_nb.agents.cli.claude_launch import (
     ClaudeLaunch,
-    agent_with_structured_output,
+    agents_with_structured_output,
     build_child_environment,
     build_claude_argv,
 )
-from elynav_nb.agents.cli.claude_wire import ClaudeStreamWire
+from elynav_nb.agents.cli.claude_wire import ClaudeStreamWire, RequestServer
 from elynav_nb.agents.cli.codex_app_wire import CodexAppServerWire
 from elynav_nb.agents.cli.codex_launch import build_codex_app_server
 from elynav_nb.agents.cli.wire import PersistentWire
@@ -93,6 +93,22 @@ class ClaudeLauncher(PersistentLauncher):
         self._ensure_agent_installed(runner)
         mcp_config = runner.workspace / ".mcp.json"
         resuming = runner.resume_next_start
+        endpoint = runner.tool_endpoint
+        tool_flags: list[str] = []
+        request_servers: dict[str, RequestServer] = {}
+        agents: dict[str, dict[str, Any]] = {}
+        if endpoint is not None:
+            from elynav_nb.agents.kernel_tool_server import (
+                agents_with_kernel_tools,
+                check_server_name_free,
+                claude_tool_flags,
+                mcp_message_server,
+            )
+
+            check_server_name_free(mcp_config, endpoint)
+            tool_flags = claude_tool_flags(endpoint)
+            request_servers["mcp_message"] = mcp_message_server(endpoint)
+            agents = agents_with_kernel_tools(runner.plan.definition, endpoint)
         launch = ClaudeLaunch(
             agent_name=runner.agent_name,
             include_partial_messages=runner.include_partial_messages,
@@ -103,9 +119,10 @@ class ClaudeLauncher(PersistentLauncher):
             resume_session_id=runner.session_id if resuming else None,
             model=runner.model,
             json_schema=self.output_schema.key if self.output_schema is not None else None,
-            agents_json=self._agent_with_structured_output(runner),
-            extra_arguments=runner.extra_arguments,
+            extra_arguments=(*tool_flags, *runner.extra_arguments),
         )
+        if self.output_schema is not None:
+            agents = agents_with_structured_output(agents, runner.plan.definition)
         agent_identity = {"ELYNAV_AGENT_NAME": runner.agent_name} if runner.agent_name else {}
         wire = ClaudeStreamWire(
             session_id=lambda: runner.session_id,
@@ -114,6 +131,8 @@ class ClaudeLauncher(PersistentLauncher):
             partial_messages=runner.include_partial_messages,
             start_timeout=runner.start_timeout,
             interrupt_timeout=runner.interrupt_timeout,
+            request_servers=request_servers,
+            agents=agents,
         )
         return Launch(
             argv=tuple(build_claude_argv(runner.cli.argv, launch)),
@@ -122,15 +141,6 @@ class ClaudeLauncher(PersistentLauncher):
                 os.environ, {**agent_identity, **runner.environment_overrides}
             ),
             wire=wire,
-        )
-
-    def _agent_with_structured_output(self, runner: AgentRunner) -> str | None:
-        """``--agents``: the agent again, with ``StructuredOutput`` in its tools (see ``claude_launch``)."""
-        definition = runner.plan.definition
-        if self.output_schema is None or runner.agent_name is None or definition is None:
-            return None
-        return agent_with_structured_output(
-            runner.agent_name, definition.description, definition.prompt, definition.tools, definition.model
         )
 
     @staticmethod

@@ -34,8 +34,9 @@ from elynav_nb.sandbox import standin_wire as wire
 from elynav_nb.sandbox.standin_agents import AgentCatalogue, load_agent_catalogue
 from elynav_nb.sandbox.standin_args import HELP_TEXT, FlagError, StandinOptions, parse_arguments
 from elynav_nb.sandbox.standin_mcp import McpHub, McpServerConfig, load_mcp_configuration
+from elynav_nb.sandbox.standin_sdk_mcp import ControlChannel
 from elynav_nb.sandbox.standin_sessions import SessionStore, TranscriptEntry, standin_home
-from elynav_nb.sandbox.standin_structured import SchemaFlagError, load_schema
+from elynav_nb.sandbox.standin_structured import STRUCTURED_OUTPUT_TOOL, SchemaFlagError, load_schema
 from elynav_nb.sandbox.standin_tools import BashOutcome, bash_result_content
 from elynav_nb.sandbox.standin_turns import SessionState, TurnRunner
 
@@ -267,6 +268,7 @@ class Conversation:
         self.current_runner: TurnRunner | None = None
         self.current_task: asyncio.Task[None] | None = None
         self.forced_exit_code: int | None = None
+        self._initializing: asyncio.Task[None] | None = None
         options = plan.options
         cwd_text = str(plan.cwd)
         home = standin_home()
@@ -381,6 +383,9 @@ class Conversation:
             kind = message.get("type")
             if kind == "user":
                 self._accept_user_message(message)
+            elif kind == "control_request" and _subtype_of(message) == "initialize":
+                # answered in a task: the host's SDK MCP servers answer their handshake through this loop
+                self._initializing = asyncio.create_task(self._answer_control(message))
             elif kind == "control_request":
                 await self._answer_control(message)
             elif kind == "control_response":
@@ -439,6 +444,16 @@ class Conversation:
 
     # ------------------------------------------------------------------ control requests
 
+    def _take_initialize_agents(self, agents: Any) -> None:
+        """``initialize``'s ``agents`` win over the agent files (as ``--agents`` does). The stand-in takes
+        one thing from them: ``StructuredOutput`` listed in the running ``--agent``'s tools."""
+        name = self.plan.options.agent
+        entry = agents.get(name) if isinstance(agents, dict) and name else None
+        tools = entry.get("tools") if isinstance(entry, dict) else None
+        if isinstance(tools, list) and STRUCTURED_OUTPUT_TOOL in tools:
+            if STRUCTURED_OUTPUT_TOOL not in self.session.base_tools:
+                self.session.base_tools.append(STRUCTURED_OUTPUT_TOOL)
+
     async def _answer_control(self, message: dict[str, Any]) -> None:
         request_id = str(message.get("request_id", ""))
         request = message.get("request")
@@ -450,6 +465,10 @@ class Conversation:
             )
             return
         if subtype == "initialize":
+            self._take_initialize_agents(request.get("agents"))
+            self.hub.start_sdk_servers(
+                ControlChannel(emit=self.writer.write, pending=session.pending_permissions)
+            )
             await self.hub.wait_ready()
             payload = wire.build_initialize_response(
                 self.style,
@@ -600,6 +619,11 @@ class Conversation:
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _subtype_of(message: dict[str, Any]) -> object:
+    request = message.get("request")
+    return request.get("subtype") if isinstance(request, dict) else None
 
 
 def _model_name(requested: str | None) -> str:

@@ -70,6 +70,8 @@ class ToolRoundTrips(ResponseStreaming):
         input_json = self._stream_tool_use(block_index, tool_use_id, tool_name, tool_input, meta)
         self._end_response("tool_use", input_json)
         await asyncio.sleep(0)
+        if mcp_server is not None and tool_name not in self.session.hub.tool_names():
+            return self._write_no_such_tool(tool_use_id, tool_name)
         allowed_input, decision_meta = await self._permission_step(
             directive, tool_name, tool_input, mcp_server
         )
@@ -81,6 +83,24 @@ class ToolRoundTrips(ResponseStreaming):
         state.tool_running = False  # left True on cancellation: the abort path reports a stopped tool
         state.tool_use_id = None
         return summary
+
+    def _write_no_such_tool(self, tool_use_id: str, tool_name: str) -> str:
+        """The real CLI's answer to a tool no connected server offers: an error result, no permission asked."""
+        session = self.session
+        text = f"<tool_use_error>Error: No such tool available: {tool_name}</tool_use_error>"
+        session.emit(
+            wire.build_tool_result(
+                session.style,
+                session.session_id,
+                tool_use_id,
+                text,
+                is_error=True,
+                tool_use_result=f"Error: No such tool available: {tool_name}",
+                result_meta=None,
+            )
+        )
+        self.state.tool_use_id = None
+        return f"The tool {tool_name} is not available."
 
     def _tool_call_for(self, directive: Directive) -> tuple[str, dict[str, Any], str | None]:
         if directive.name == "bash":

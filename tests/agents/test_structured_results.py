@@ -242,14 +242,40 @@ async def test_claude_an_agent_with_a_tools_list_gets_structured_output_inline(w
     )
     async with AgentRunner(definition, workspace, executable="standin") as runner:
         plain = await runner.send("hello")
-        plain_argv = list(runner.command_line)
+        plain_agents = dict(runner._driver.wire.agents)
         result = await runner.send("who", output_schema=Contact)
-        argv = list(runner.command_line)
+        inline = dict(runner._driver.wire.agents)  # sent with initialize: they win over the agent file
         started = runner.last_started
-    assert "--agents" not in plain_argv
-    inline = json.loads(argv[argv.index("--agents") + 1])
+    assert plain_agents == {}
     assert inline["elynav-lister"]["tools"] == ["Read", "StructuredOutput"]
     assert inline["elynav-lister"]["prompt"] == "You list." and inline["elynav-lister"]["model"] == "sonnet"
     assert plain.outcome == "completed" and result.outcome == "completed", result.error
     assert result.data == {"email": ""}
     assert started is not None and "StructuredOutput" in started.tools
+
+
+async def test_claude_kernel_tools_and_a_schema_in_one_turn(workspace):
+    from elynav_nb.agents.tools import agent_tool, kernel_tools
+
+    @agent_tool
+    def score_of(name: str) -> int:
+        """The score of an account."""
+        return len(name)
+
+    definition = AgentDefinition(
+        name="elynav-scorer", description="Scores.", prompt="You score.", tools=("Read",)
+    )
+    runner = AgentRunner(definition, workspace, executable="standin", tools=kernel_tools(score_of))
+    async with runner:
+        result = await runner.send(
+            '@standin mcp kernel score_of {"name": "Acme"}\n@standin json {"name": "Acme", "score": 4}',
+            output_schema=Account,
+        )
+        agents = dict(runner._driver.wire.agents)
+    assert result.outcome == "completed", result.error
+    assert result.data == Account(name="Acme", score=4)
+    assert [event.name for event in result.events if isinstance(event, ToolUse)] == [
+        "mcp__kernel__score_of",
+        "StructuredOutput",
+    ]
+    assert agents["elynav-scorer"]["tools"] == ["Read", "mcp__kernel", "StructuredOutput"]

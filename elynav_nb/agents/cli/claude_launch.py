@@ -15,21 +15,24 @@ The command line is the seed's, plus what a live notebook needs::
 that schema for every turn): a runner whose turn asks for another schema starts a new process. An
 agent whose ``tools:`` list lacks ``StructuredOutput`` does not get that tool (claude 2.1.332 then
 answers "No such tool available" and ends the turn with no ``structured_output``), so the agent is
-given again inline, ``--agents {name: {..., tools: [..., "StructuredOutput"]}}`` (inline agents win
-over the files), built by ``agent_with_structured_output``.
+given again with ``initialize``'s ``agents`` (they win over the agent files, as ``--agents`` does),
+with ``StructuredOutput`` added to its tools: ``agents_with_structured_output``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from elynav_nb.agents.agent_definition import AgentDefinition
 
 __all__ = [
     "STRIPPED_ENVIRONMENT_VARIABLES",
     "STRUCTURED_OUTPUT_TOOL",
     "ClaudeLaunch",
-    "agent_with_structured_output",
+    "agents_with_structured_output",
     "build_child_environment",
     "build_claude_argv",
 ]
@@ -50,7 +53,6 @@ class ClaudeLaunch:
     resume_session_id: str | None = None
     model: str | None = None
     json_schema: str | None = None  # the JSON text of the schema every turn of the process answers in
-    agents_json: str | None = None  # --agents: inline agent definitions (they win over the agent files)
     extra_arguments: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -77,8 +79,6 @@ def build_claude_argv(executable: Sequence[str], launch: ClaudeLaunch) -> list[s
         argv += ["--model", launch.model]
     if launch.json_schema is not None:
         argv += ["--json-schema", launch.json_schema]
-    if launch.agents_json is not None:
-        argv += ["--agents", launch.agents_json]
     argv += list(launch.extra_arguments)
     return argv
 
@@ -86,23 +86,23 @@ def build_claude_argv(executable: Sequence[str], launch: ClaudeLaunch) -> list[s
 STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
 
 
-def agent_with_structured_output(
-    name: str, description: str, prompt: str, tools: Sequence[str], model: str | None
-) -> str | None:
-    """The ``--agents`` JSON that gives agent ``name`` the ``StructuredOutput`` tool (None: no need).
+def agents_with_structured_output(
+    agents: Mapping[str, dict[str, Any]], definition: AgentDefinition | None
+) -> dict[str, dict[str, Any]]:
+    """``initialize``'s ``agents`` with ``StructuredOutput`` in the tools of ``definition``'s agent.
 
-    An agent with no ``tools:`` list inherits every tool, ``StructuredOutput`` included.
+    An agent with no ``tools:`` list inherits every tool, ``StructuredOutput`` included: nothing to add.
+    The agent's entry already there (kernel tools add theirs) is kept and extended.
     """
-    if not tools or STRUCTURED_OUTPUT_TOOL in tools:
-        return None
-    inline: dict[str, object] = {
-        "description": description,
-        "prompt": prompt,
-        "tools": [*tools, STRUCTURED_OUTPUT_TOOL],
-    }
-    if model:
-        inline["model"] = model
-    return json.dumps({name: inline}, ensure_ascii=False)
+    found = {name: dict(entry) for name, entry in agents.items()}
+    if definition is None or not definition.tools:
+        return found
+    entry = found.get(definition.name) or definition.to_cli_agents_json()
+    tools = list(entry.get("tools") or definition.tools)
+    if STRUCTURED_OUTPUT_TOOL not in tools:
+        tools.append(STRUCTURED_OUTPUT_TOOL)
+    found[definition.name] = {**entry, "tools": tools}
+    return found
 
 
 def build_child_environment(

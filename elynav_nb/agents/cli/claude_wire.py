@@ -7,7 +7,7 @@ command line. Control requests (``initialize``, ``interrupt``, ``set_model``, ..
 
 How data flows::
 
-    open: initialize {hooks: null} -> the agents claude knows (an unknown agent fails the start:
+    open: initialize {hooks: null[, agents]} -> the agents claude knows (an unknown agent fails the start:
           claude would silently run its default agent instead)
     send_prompt: one ``user`` line with the conversation's session id
     interrupt: the ``interrupt`` control request; permission answers: ``can_use_tool`` responses
@@ -48,9 +48,11 @@ class ClaudeStreamWire:
         start_timeout: float,
         interrupt_timeout: float,
         request_servers: Mapping[str, RequestServer] | None = None,
+        agents: Mapping[str, dict[str, Any]] | None = None,
     ) -> None:
         self._session_id = session_id
         self.request_servers: dict[str, RequestServer] = dict(request_servers or {})
+        self.agents = dict(agents or {})  # definitions sent with initialize: they win over the agent files
         self.agent_name = agent_name
         self.permission_mode = permission_mode
         self.start_timeout = start_timeout
@@ -86,7 +88,10 @@ class ClaudeStreamWire:
     # -- the conversation --------------------------------------------------------------------------
 
     async def open(self, channel: WireChannel) -> None:
-        response = await channel.request("initialize", timeout=self.start_timeout, hooks=None)
+        fields: dict[str, Any] = {"hooks": None}
+        if self.agents:
+            fields["agents"] = self.agents
+        response = await channel.request("initialize", timeout=self.start_timeout, **fields)
         if not self.agent_name:
             return
         known = [
