@@ -51,6 +51,9 @@ The tree::
     │   └── RunnerClosed                RUNNER_CLOSED
     ├── ProtocolError                   PROTOCOL_ERROR
     ├── ToolFailed                      TOOL_FAILED
+    ├── LimitReached                    LIMIT_REACHED
+    │   ├── BudgetReached               BUDGET_REACHED
+    │   └── MaxTurnsReached             MAX_TURNS_REACHED
     └── ServiceError                    SERVICE_ERROR
         ├── DatabaseBusy                DATABASE_BUSY
         ├── RateLimited                 RATE_LIMITED
@@ -71,6 +74,7 @@ __all__ = [
     "AskNotFound",
     "AuthRequired",
     "BlockNotFound",
+    "BudgetReached",
     "BypassRefusedAsRoot",
     "CliExited",
     "CliNotFound",
@@ -86,6 +90,8 @@ __all__ = [
     "ElynavError",
     "InstanceMismatch",
     "InvalidInput",
+    "LimitReached",
+    "MaxTurnsReached",
     "NotAllowed",
     "NotFound",
     "OfficeAlreadyRunning",
@@ -357,6 +363,24 @@ class ToolFailed(ElynavError):
     form; the agent gets the exception's type and message only. ``details`` name the exception type."""
 
     code = "TOOL_FAILED"
+
+
+class LimitReached(ElynavError):
+    """A turn reached a bound its caller set (``max_budget_usd``, ``max_turns``): it ended ``limit``."""
+
+    code = "LIMIT_REACHED"
+
+
+class BudgetReached(LimitReached):
+    """A turn spent its ``max_budget_usd``."""
+
+    code = "BUDGET_REACHED"
+
+
+class MaxTurnsReached(LimitReached):
+    """A turn used its ``max_turns`` model turns."""
+
+    code = "MAX_TURNS_REACHED"
 
 
 class ServiceError(ElynavError):

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from elynav_nb._logging import redact
 from elynav_nb.agents.cli_adapter import PerTurnAdapter
 from elynav_nb.agents.events import AgentError, AgentEvent, TurnEnded
+from elynav_nb.agents.limits import limit_of_ended
 from elynav_nb.agents.process import CliProcess
 from elynav_nb.agents.results import Outcome, TurnResult, main_text
 from elynav_nb.agents.turn import Turn
@@ -133,6 +134,7 @@ class Driver(ABC):
 
     async def drive_turn(self, turn: Turn, content: str | list[dict[str, Any]]) -> None:
         try:
+            self.before_start(turn)
             try:
                 await self.runner.start()
             except ElynavError as error:
@@ -145,6 +147,9 @@ class Driver(ABC):
             self.finish_turn(
                 turn, "failed", error=f"{type(error).__name__}: {error}", error_code="AGENT_PROCESS_ERROR"
             )
+
+    def before_start(self, turn: Turn) -> None:
+        """What a driver does before the start a turn triggers (nothing by default)."""
 
     @abstractmethod
     async def run_turn(self, turn: Turn, content: str | list[dict[str, Any]]) -> None:
@@ -211,6 +216,8 @@ class Driver(ABC):
                 error = (
                     f"{error} (stderr: {stderr_tail.strip()[-300:]})" if error else stderr_tail.strip()[-300:]
                 )
+        if not error_code and outcome == turn.abort_outcome:
+            error_code = turn.abort_error_code  # a bound of ours (limit) says which
         if outcome == "timeout" and not error_code:
             error_code = "AGENT_TIMEOUT"
         stored_events = turn.events
@@ -248,12 +255,19 @@ class Driver(ABC):
         runner.last_activity = time.monotonic()
         turn.finish(result)
 
-    def outcome_of(self, turn: Turn, ended: TurnEnded) -> tuple[Outcome, str]:
-        """A terminal line's outcome and error, unless a cancel or a bound decided first."""
+    def outcome_of(self, turn: Turn, ended: TurnEnded) -> tuple[Outcome, str, str]:
+        """A terminal line's outcome, error and error code, unless a cancel or a bound decided first.
+
+        The CLI's own "limit reached" ends (claude ``error_max_turns``, ``error_max_budget_usd``)
+        are outcome ``limit``.
+        """
         if turn.abort_outcome is not None:
-            return turn.abort_outcome, turn.abort_reason
+            return turn.abort_outcome, turn.abort_reason, turn.abort_error_code
+        limit = limit_of_ended(ended)
+        if limit is not None:
+            return "limit", limit[1], limit[0]
         outcome: Outcome = "error" if ended.is_error else "completed"
-        return outcome, "; ".join(ended.errors) or (ended.result if ended.is_error else "")
+        return outcome, "; ".join(ended.errors) or (ended.result if ended.is_error else ""), ""
 
     # -- settings -----------------------------------------------------------------------------------
 

@@ -23,13 +23,15 @@ from typing import TYPE_CHECKING
 
 from elynav_nb.agents.adapter_settings import adapter_settings
 from elynav_nb.agents.cli.claude_launch import ClaudeLaunch, build_child_environment, build_claude_argv
-from elynav_nb.agents.cli.claude_wire import ClaudeStreamWire
+from elynav_nb.agents.cli.claude_wire import ClaudeStreamWire, RequestServer
 from elynav_nb.agents.cli.codex_app_wire import CodexAppServerWire
 from elynav_nb.agents.cli.codex_launch import build_codex_app_server
 from elynav_nb.agents.cli.wire import PersistentWire
 from elynav_nb.agents.cli_adapter import merged_limitations
 from elynav_nb.agents.codex_adapter import CodexAdapter
 from elynav_nb.agents.definitions import find_agent_file, install_agents
+from elynav_nb.agents.hooks import claude_initialize_hooks
+from elynav_nb.agents.limits import TurnLimits
 from elynav_nb.agents.locate import cli_version, locate_cli
 from elynav_nb.errors import AgentNotFound
 
@@ -38,6 +40,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ClaudeLauncher", "CodexAppServerLauncher", "Launch", "PersistentLauncher"]
 
+_CODEX_HOOKS_NOTE = (
+    "codex app-server has no hook for its own tools (its approvals are the permission prompts): "
+    "hooks= apply to kernel tools only"
+)
 _CODEX_NOTES = (
     "codex answers permission prompts for commands only: allow(updated_input) runs the command as asked",
     "set_permission_mode restarts codex app-server on the same thread before the next turn",
@@ -70,6 +76,10 @@ class PersistentLauncher(ABC):
     def limitations(self, runner: AgentRunner) -> tuple[str, ...]:
         return ()
 
+    def restart_for_limits(self, runner: AgentRunner, limits: TurnLimits, spent_usd: float) -> bool:
+        """Whether the running process must restart before a turn bounded by ``limits``."""
+        return False
+
 
 class ClaudeLauncher(PersistentLauncher):
     """claude in stream-json mode (or its stand-in)."""
@@ -88,8 +98,13 @@ class ClaudeLauncher(PersistentLauncher):
             session_id=None if resuming else runner.session_id,
             resume_session_id=runner.session_id if resuming else None,
             model=runner.model,
+            max_turns=runner.process_limits.max_turns,
+            max_budget_usd=runner.process_limits.max_budget_usd,
             extra_arguments=runner.extra_arguments,
         )
+        request_servers: dict[str, RequestServer] = {}
+        if runner.hooks:
+            request_servers["hook_callback"] = runner.hooks.serve_claude
         agent_identity = {"ELYNAV_AGENT_NAME": runner.agent_name} if runner.agent_name else {}
         wire = ClaudeStreamWire(
             session_id=lambda: runner.session_id,
@@ -98,6 +113,8 @@ class ClaudeLauncher(PersistentLauncher):
             partial_messages=runner.include_partial_messages,
             start_timeout=runner.start_timeout,
             interrupt_timeout=runner.interrupt_timeout,
+            request_servers=request_servers,
+            initialize_hooks=claude_initialize_hooks(runner.hooks.hook_set),
         )
         return Launch(
             argv=tuple(build_claude_argv(runner.cli.argv, launch)),
@@ -107,6 +124,15 @@ class ClaudeLauncher(PersistentLauncher):
             ),
             wire=wire,
         )
+
+    def restart_for_limits(self, runner: AgentRunner, limits: TurnLimits, spent_usd: float) -> bool:
+        """claude's bounds are flags of the process: ``--max-turns`` counts per turn, so a different
+        bound needs a new process; ``--max-budget-usd`` counts the whole process, so a budget needs
+        a process that has spent nothing yet."""
+        running = runner.process_limits
+        if limits != running:
+            return True
+        return limits.max_budget_usd is not None and spent_usd > 0
 
     @staticmethod
     def _ensure_agent_installed(runner: AgentRunner) -> None:
@@ -176,4 +202,5 @@ class CodexAppServerLauncher(PersistentLauncher):
             ).planned_limitations()
         else:
             planned = ()
-        return merged_limitations((*planned, *_CODEX_NOTES))
+        hooks_note = (_CODEX_HOOKS_NOTE,) if runner.hooks else ()
+        return merged_limitations((*planned, *_CODEX_NOTES, *hooks_note))

@@ -90,6 +90,12 @@ _CLI_NOTES = {
 }
 
 
+_HOOKS_NOTES = {
+    "codex": "codex exec has no hook for its own tools: hooks= apply to kernel tools only",
+    "gemini": "gemini's headless stream-json mode has no hook for its own tools: hooks= apply to kernel tools only",
+}
+
+
 def adapter_for(cli: CliName, settings: PerTurnSettings) -> PerTurnAdapter:
     """The adapter of ``cli`` (``codex`` or ``gemini``)."""
     if cli == "codex":
@@ -112,6 +118,8 @@ class PerTurnDriver(Driver):
         self._notes: list[str] = list(_CLI_NOTES.get(runner.cli_name, ()))
         if runner.permission_handler is not None:
             self._notes.append("the permission handler is never called: a process per turn has no prompts")
+        if runner.hooks:
+            self._notes.append(_HOOKS_NOTES[runner.cli_name])
 
     @property
     def adapter(self) -> PerTurnAdapter | None:
@@ -346,8 +354,8 @@ class PerTurnDriver(Driver):
             self._end_from_terminal_line(turn, event)
 
     def _end_from_terminal_line(self, turn: Turn, ended: TurnEnded) -> None:
-        outcome, error = self.outcome_of(turn, ended)
-        self.finish_turn(turn, outcome, ended=ended, error=error)
+        outcome, error, error_code = self.outcome_of(turn, ended)
+        self.finish_turn(turn, outcome, ended=ended, error=error, error_code=error_code)
         process = self.process
         if process is not None and turn.abort_outcome is None:
             self._reap_in_background(process, grace=self.runner.interrupt_timeout)

@@ -78,6 +78,8 @@ class PersistentDriver(Driver):
         self._served_requests: dict[str, asyncio.Task[None]] = {}
         self._request_counter = 0
         self._late_turn_end: asyncio.Event | None = None
+        self._turns_in_process = 0
+        self._spawned_resuming = False
 
     @property
     def limitations(self) -> tuple[str, ...]:
@@ -103,6 +105,8 @@ class PersistentDriver(Driver):
         self.cli_version = launch.version or self.cli_version
         self.wire = launch.wire
         self.total_cost_usd = 0.0
+        self._turns_in_process = 0
+        self._spawned_resuming = runner.resume_next_start
         process = await self._spawn(launch.argv, launch)
         try:
             await launch.wire.open(self)
@@ -196,8 +200,29 @@ class PersistentDriver(Driver):
 
     # -- one turn -----------------------------------------------------------------------------------
 
+    def before_start(self, turn: Turn) -> None:
+        if not self.is_running:
+            self.runner.process_limits = turn.limits  # a new process carries this turn's bounds
+
+    async def _restart_for_limits(self, turn: Turn) -> bool:
+        """A new process on the same conversation whose flags carry ``turn.limits`` (False: failed)."""
+        runner = self.runner
+        resume = self._turns_in_process > 0 or self._spawned_resuming
+        runner.process_limits = turn.limits
+        try:
+            await self.stop_process()
+            runner.resume_next_start = resume
+            await self.prepare()
+        except ElynavError as error:
+            self.finish_turn(turn, "failed", error=str(error), error_code=error.code)
+            return False
+        return True
+
     async def run_turn(self, turn: Turn, content: str | list[dict[str, Any]]) -> None:
         runner = self.runner
+        if self.launcher.restart_for_limits(runner, turn.limits, self.total_cost_usd):
+            if not await self._restart_for_limits(turn):
+                return
         process = self.process
         wire = self.wire
         assert process is not None and wire is not None
@@ -208,6 +233,7 @@ class PersistentDriver(Driver):
             self.finish_turn(turn, "failed", error=str(error), error_code=error.code)
             return
         turn.mark_written(self.total_cost_usd)
+        self._turns_in_process += 1
         runner.last_activity = time.monotonic()
         turn_deadline = time.monotonic() + runner.turn_timeout
         next_descendant_scan = time.monotonic() + DESCENDANT_SCAN_INTERVAL  # tools trigger a scan at once
@@ -360,8 +386,8 @@ class PersistentDriver(Driver):
         turn.push(event)
         if isinstance(event, TurnEnded):
             self.total_cost_usd = event.total_cost_usd
-            outcome, error = self.outcome_of(turn, event)
-            self.finish_turn(turn, outcome, ended=event, error=error)
+            outcome, error, error_code = self.outcome_of(turn, event)
+            self.finish_turn(turn, outcome, ended=event, error=error, error_code=error_code)
 
     def _handle_oversized_line(self, size: int) -> None:
         self._route_event(self.oversized_line_error(size))

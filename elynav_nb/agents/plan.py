@@ -40,6 +40,8 @@ class Capabilities:
     thinking: bool  # ThinkingDelta events
     live_mcp_status: bool  # mcp_status() asks the running CLI (else: the servers written in its config)
     live_settings: bool  # set_model / set_permission_mode reach the running process (else: the next turn)
+    native_tool_hooks: bool = False  # hooks= run on the CLI's own tools (else: on kernel tools only)
+    cli_keeps_limits: bool = False  # max_turns / max_budget_usd are the CLI's own flags (else: our count)
 
 
 _CAPABILITIES: dict[tuple[CliName, str], Capabilities] = {
@@ -52,6 +54,8 @@ _CAPABILITIES: dict[tuple[CliName, str], Capabilities] = {
         thinking=True,
         live_mcp_status=True,
         live_settings=True,
+        native_tool_hooks=True,
+        cli_keeps_limits=True,
     ),
     ("codex", "app-server"): Capabilities(
         persistent_process=True,

@@ -6,7 +6,10 @@ Pure: no I/O (pandas is imported only inside ``to_frame``).
 
 Outcomes: ``completed`` (the CLI says the turn succeeded), ``error`` (the CLI ended the turn with
 ``is_error``: an API error, not logged in, max turns), ``cancelled`` (by the user or the caller),
-``timeout`` (turn or inactivity bound), ``failed`` (the CLI died or could not start).
+``timeout`` (turn or inactivity bound), ``failed`` (the CLI died or could not start), ``limit``
+(a bound the caller set was reached: ``max_turns`` or ``max_budget_usd``; ``error_code``
+``MAX_TURNS_REACHED`` or ``BUDGET_REACHED``, the reason in ``error``; the CLI's own max-turns end
+counts too).
 """
 
 from __future__ import annotations
@@ -16,14 +19,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from elynav_nb.agents.events import AgentEvent, TextDelta, ToolUse, TurnEnded
-from elynav_nb.errors import AgentProcessError, AgentTimeout, CliExited, ElynavError, error_for_code
+from elynav_nb.errors import (
+    AgentProcessError,
+    AgentTimeout,
+    CliExited,
+    ElynavError,
+    LimitReached,
+    error_for_code,
+)
 
 if TYPE_CHECKING:
     import pandas
 
 __all__ = ["Outcome", "TurnResult", "events_frame", "main_text"]
 
-Outcome = Literal["completed", "error", "cancelled", "timeout", "failed"]
+Outcome = Literal["completed", "error", "cancelled", "timeout", "failed", "limit"]
 
 _REPR_ERROR_CHARS = 120
 
@@ -102,6 +112,8 @@ class TurnResult:
             raise error_for_code(self.error_code)(self.error or self.outcome, details=details)
         if self.outcome == "failed":
             raise CliExited(self.error or "the agent CLI failed", details=details)
+        if self.outcome == "limit":
+            raise LimitReached(self.error or "the turn reached a limit", details=details)
         if self.outcome == "cancelled":
             raise ElynavError(self.error or "the turn was cancelled", details=details)
         raise AgentProcessError(self.error or "the agent reported an error", details=details)

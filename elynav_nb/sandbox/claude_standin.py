@@ -287,6 +287,7 @@ class Conversation:
             allowed_rules=list(options.allowed_tools),
             disallowed_rules=list(options.disallowed_tools),
             max_turns=options.max_turns,
+            max_budget_usd=_budget(options.max_budget_usd),
             hub=self.hub,
             store=store,
             emit=writer.write,
@@ -418,7 +419,7 @@ class Conversation:
         task = self.current_task
         if runner is None or task is None or task.done():
             return False
-        pending = runner.state.pending_permission_id
+        pending = runner.state.pending_permission_id or runner.state.pending_hook_id
         if cancel_prompt and pending is not None:
             self.writer.write(wire.build_control_cancel_request(pending))
         runner.mark_interrupted()
@@ -438,6 +439,8 @@ class Conversation:
             )
             return
         if subtype == "initialize":
+            hooks = request.get("hooks")
+            session.hooks = dict(hooks) if isinstance(hooks, dict) else {}
             await self.hub.wait_ready()
             payload = wire.build_initialize_response(
                 self.style,
@@ -452,6 +455,8 @@ class Conversation:
             runner = self.current_runner
             if runner is not None and runner.state.pending_permission_id is not None:
                 self.writer.write(wire.build_control_cancel_request(runner.state.pending_permission_id))
+            if runner is not None and runner.state.pending_hook_id is not None:
+                self.writer.write(wire.build_control_cancel_request(runner.state.pending_hook_id))
             cancelled: list[str] = []
             if request.get("cancel_queued"):
                 for queued in self.queued:
@@ -535,7 +540,11 @@ class Conversation:
             waiting.set_result(response["response"])
         else:
             waiting.set_result(
-                {"behavior": "deny", "message": str(response.get("error") or "Permission request failed")}
+                {
+                    "behavior": "deny",
+                    "message": str(response.get("error") or "Permission request failed"),
+                    "control_error": True,
+                }
             )
 
     # ------------------------------------------------------------------ signals
@@ -588,6 +597,13 @@ class Conversation:
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _budget(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 def _model_name(requested: str | None) -> str:

@@ -17,6 +17,8 @@ echo reply. Directives run in the order written, so one message can chain severa
     @standin api-error [status]               API error turn (429/5xx: two system/api_retry lines first)
     @standin no-login                         the real no-login turn ("Not logged in · Please run /login")
     @standin max-turns                        one Bash tool use, then the error_max_turns result
+    @standin cost <usd>                       each API response of this turn costs <usd> (the result's
+                                              total_cost_usd; with --max-budget-usd, the budget stop)
 
 Data flow: user text -> ``parse_message`` -> ``ParsedMessage`` (directives + remaining text) -> turn script.
 """
@@ -46,6 +48,7 @@ DIRECTIVE_NAMES = frozenset(
         "api-error",
         "no-login",
         "max-turns",
+        "cost",
     }
 )
 
@@ -129,7 +132,7 @@ def _parse_directive(name: str, argument: str) -> Directive:
                 return Directive(name, argument, problem="@standin mcp arguments must be a JSON object")
             arguments = loaded
         return Directive(name, argument, server=parts[0], tool=parts[1], arguments=arguments)
-    if name in ("slow", "sleep-tool"):
+    if name in ("slow", "sleep-tool", "cost"):
         return _number(name, argument, minimum=0, integer=False)
     if name in ("flood", "big-result"):
         return _number(name, argument, minimum=1, integer=True)

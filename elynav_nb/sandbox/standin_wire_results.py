@@ -114,9 +114,11 @@ def build_result(
     queued_turn_count: int,
     result_index: int,
     subagents_spawned: int = 0,
+    total_cost_usd: float = 0,
 ) -> dict[str, Any]:
-    """The ``result`` line closing a turn. ``errors`` set = an error subtype (no ``result`` key)."""
-    total_cost_usd = 0
+    """The ``result`` line closing a turn. ``errors`` set = an error subtype (no ``result`` key).
+
+    ``total_cost_usd`` is the process's running total (0 unless ``@standin cost`` set a price)."""
     if not style.modern:
         return _build_result_legacy(
             session_id=session_id,

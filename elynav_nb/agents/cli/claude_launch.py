@@ -8,7 +8,11 @@ The command line is the seed's, plus what a live notebook needs::
 
     claude --print --agent NAME --input-format stream-json --output-format stream-json --verbose
            --include-partial-messages [--mcp-config <cwd>/.mcp.json] [--permission-mode MODE]
-           [--permission-prompt-tool stdio] [--session-id UUID | --resume ID] [--model M] [extra...]
+           [--permission-prompt-tool stdio] [--session-id UUID | --resume ID] [--model M]
+           [--max-turns N] [--max-budget-usd X] [extra...]
+
+``--max-turns`` counts per user message in a persistent process; ``--max-budget-usd`` counts the
+whole process (both measured on 2.1.332; ``agents/limits.py`` says how the runner uses them).
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ class ClaudeLaunch:
     session_id: str | None = None
     resume_session_id: str | None = None
     model: str | None = None
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
     extra_arguments: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -57,6 +63,10 @@ def build_claude_argv(executable: Sequence[str], launch: ClaudeLaunch) -> list[s
         argv += ["--session-id", launch.session_id]
     if launch.model:
         argv += ["--model", launch.model]
+    if launch.max_turns is not None:
+        argv += ["--max-turns", str(launch.max_turns)]
+    if launch.max_budget_usd is not None:
+        argv += ["--max-budget-usd", f"{launch.max_budget_usd:g}"]
     argv += list(launch.extra_arguments)
     return argv
 

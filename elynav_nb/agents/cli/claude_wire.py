@@ -7,10 +7,13 @@ command line. Control requests (``initialize``, ``interrupt``, ``set_model``, ..
 
 How data flows::
 
-    open: initialize {hooks: null} -> the agents claude knows (an unknown agent fails the start:
+    open: initialize {hooks: the runner's hooks (``hooks.claude_initialize_hooks``) or null}
+          -> the agents claude knows (an unknown agent fails the start:
           claude would silently run its default agent instead)
     send_prompt: one ``user`` line with the conversation's session id
     interrupt: the ``interrupt`` control request; permission answers: ``can_use_tool`` responses
+    the CLI's own requests: ``request_servers[subtype](fields)`` (``hook_callback``: the runner's
+          ``HookRunner.serve_claude``; ``mcp_message``: the kernel tool server) -> the answer
 """
 
 from __future__ import annotations
@@ -48,8 +51,10 @@ class ClaudeStreamWire:
         start_timeout: float,
         interrupt_timeout: float,
         request_servers: Mapping[str, RequestServer] | None = None,
+        initialize_hooks: dict[str, Any] | None = None,
     ) -> None:
         self._session_id = session_id
+        self.initialize_hooks = initialize_hooks
         self.request_servers: dict[str, RequestServer] = dict(request_servers or {})
         self.agent_name = agent_name
         self.permission_mode = permission_mode
@@ -86,7 +91,9 @@ class ClaudeStreamWire:
     # -- the conversation --------------------------------------------------------------------------
 
     async def open(self, channel: WireChannel) -> None:
-        response = await channel.request("initialize", timeout=self.start_timeout, hooks=None)
+        response = await channel.request(
+            "initialize", timeout=self.start_timeout, hooks=self.initialize_hooks
+        )
         if not self.agent_name:
             return
         known = [
