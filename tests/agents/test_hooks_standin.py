@@ -54,7 +54,9 @@ async def test_a_pre_tool_hook_sees_the_call_and_allows_it(tmp_path):
 
 async def test_a_deny_stops_the_tool_and_the_model_reads_the_reason(tmp_path):
     marker = tmp_path / "ran"
-    async with make_runner(tmp_path, hooks={"PreToolUse": lambda call: deny("not in this notebook")}) as runner:
+    async with make_runner(
+        tmp_path, hooks={"PreToolUse": lambda call: deny("not in this notebook")}
+    ) as runner:
         result = await runner.send(f"@standin bash touch {marker}")
     tool_result = _tool_result(result)
     assert tool_result.is_error and tool_result.text == "PreToolUse:Bash hook error: not in this notebook"

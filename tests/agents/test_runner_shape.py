@@ -48,6 +48,10 @@ DOCUMENTED_PARAMETERS = [
     "cli_config",
     "config_home",
     "retry_timeout",
+    "hooks",
+    "hook_timeout",
+    "max_turns",
+    "max_budget_usd",
 ]
 
 
