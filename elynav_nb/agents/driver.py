@@ -122,6 +122,7 @@ class Driver(ABC):
                 for task in list(self.background):
                     task.cancel()
                 await self.stop_process()
+                await self.close_services()
             finally:
                 self.runner.status = "closed"
             raise
@@ -300,8 +301,12 @@ class Driver(ABC):
             await self.stop_process()
         for task in list(self.background):
             task.cancel()
+        await self.close_services()
         if self._stopped is not None:
             self._stopped.set()  # the loop guard ends: nothing left to stop
+
+    async def close_services(self) -> None:
+        """Close what the driver serves beside the process (a hook socket), at ``stop`` (nothing by default)."""
 
     async def stop_process(self) -> None:
         if self.process is not None:

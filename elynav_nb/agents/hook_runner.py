@@ -1,7 +1,8 @@
 """``HookRunner``: runs a runner's hook callbacks, each within its timeout; a failure denies and is reported.
 
 Where it sits: ``AgentRunner.hooks`` (one per runner). Its callers: claude's wire, through the
-``hook_callback`` request server (``serve_claude``), and the kernel tool server, through
+``hook_callback`` request server (``serve_claude``); gemini's hook commands, through the runner's
+``HookCommandServer`` (``serve_command``); and the kernel tool server, through
 ``before_tool`` / ``after_tool`` (the contract is in ``hooks.py``'s docstring). The config and the
 decisions are the pure ``hooks.py``; this module only calls the callbacks and times them.
 
@@ -23,6 +24,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from elynav_nb.agents.cli.gemini_hooks import gemini_hook_output, hook_call_from_gemini
 from elynav_nb.agents.events import AgentEvent, HookFailed
 from elynav_nb.agents.hooks import (
     HookCall,
@@ -34,6 +36,7 @@ from elynav_nb.agents.hooks import (
     hook_call_from_claude,
     rewrite,
 )
+from elynav_nb.errors import InvalidInput
 
 __all__ = ["HookRunner"]
 
@@ -100,6 +103,15 @@ class HookRunner:
         """The answer to one claude ``hook_callback`` request (the wire's request server)."""
         call = hook_call_from_claude(fields)
         return claude_hook_output(call.event, await self.run(call))
+
+    # -- command hooks (gemini) ------------------------------------------------------------------------
+
+    async def serve_command(self, cli: str, hook_input: dict[str, Any]) -> dict[str, Any]:
+        """The output a CLI's hook command prints for one hook input (``HookCommandServer``'s serve)."""
+        if cli != "gemini":
+            raise InvalidInput(f"no command hooks for {cli!r}")
+        call = hook_call_from_gemini(hook_input)
+        return gemini_hook_output(call.event, await self.run(call))
 
     # -- running -------------------------------------------------------------------------------------
 

@@ -40,6 +40,7 @@ process's ``redactor`` and checked with one ``isEnabledFor`` per line.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import shlex
 import signal
@@ -49,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from elynav_nb._logging import WIRE_LOGGER_NAME
 from elynav_nb.agents.adapter_settings import adapter_settings
+from elynav_nb.agents.cli.gemini_hooks import gemini_hook_settings
 from elynav_nb.agents.cli.per_turn_launch import TurnCommand
 from elynav_nb.agents.cli_adapter import PerTurnAdapter, PerTurnDecoder, PerTurnSettings, merged_limitations
 from elynav_nb.agents.codex_adapter import CodexAdapter
@@ -63,6 +65,7 @@ from elynav_nb.agents.events import (
     TurnEnded,
 )
 from elynav_nb.agents.gemini_adapter import GeminiAdapter
+from elynav_nb.agents.hook_server import HookCommandServer
 from elynav_nb.agents.locate import CliName, cli_version, locate_cli
 from elynav_nb.agents.process import CliProcess, StopBounds
 from elynav_nb.agents.reaper import register_process
@@ -91,8 +94,10 @@ _CLI_NOTES = {
 
 
 _HOOKS_NOTES = {
-    "codex": "codex exec has no hook for its own tools: hooks= apply to kernel tools only",
-    "gemini": "gemini's headless stream-json mode has no hook for its own tools: hooks= apply to kernel tools only",
+    "codex": "codex exec: hooks= are not wired to codex's own tools (codex's command hooks are not used yet): "
+    "they apply to kernel tools only",
+    "gemini": "gemini runs hooks= as command hooks: HookCall.tool_use_id is empty and tool names are gemini's "
+    "(run_shell_command...)",
 }
 
 
@@ -114,6 +119,7 @@ class PerTurnDriver(Driver):
         self._prepared = False
         self._turn_finalizer: weakref.finalize[[], object] | None = None
         self._turn_states: dict[Turn, _TurnState] = {}
+        self._hook_server: HookCommandServer | None = None  # gemini's command hooks
         self._conversation_has_content = runner.resume_next_start  # resume=: assume it holds turns
         self._notes: list[str] = list(_CLI_NOTES.get(runner.cli_name, ()))
         if runner.permission_handler is not None:
@@ -160,7 +166,10 @@ class PerTurnDriver(Driver):
             )
             self.cli_version = await asyncio.to_thread(cli_version, runner.cli)
             definition = runner.plan.require_definition()
-            adapter = adapter_for(runner.cli_name, adapter_settings(runner, definition))
+            settings = adapter_settings(runner, definition)
+            if runner.cli_name == "gemini" and runner.hooks:
+                settings = await self._with_gemini_hooks(settings)
+            adapter = adapter_for(runner.cli_name, settings)
             await asyncio.to_thread(adapter.prepare, runner.cli, self.cli_version)
             if runner.resume_next_start and not await asyncio.to_thread(
                 adapter.has_conversation, runner.session_id
@@ -177,6 +186,25 @@ class PerTurnDriver(Driver):
         self._prepared = True
         runner.status = "idle"
         runner.last_activity = time.monotonic()
+
+    async def _with_gemini_hooks(self, settings: PerTurnSettings) -> PerTurnSettings:
+        """The settings with the runner's hooks as gemini command hooks (the hook server started)."""
+        runner = self.runner
+        if self._hook_server is None:
+            self._hook_server = HookCommandServer(runner.hooks.serve_command)
+        await self._hook_server.start()
+        user_hooks = settings.cli_config.get("hooks")
+        hooks = gemini_hook_settings(
+            runner.hooks.hook_set,
+            self._hook_server.command("gemini"),
+            user_hooks if isinstance(user_hooks, dict) else None,
+        )
+        return dataclasses.replace(settings, cli_config={**settings.cli_config, "hooks": hooks})
+
+    async def close_services(self) -> None:
+        if self._hook_server is not None:
+            await self._hook_server.stop()
+            self._prepared = False  # the next start opens a new hook socket and writes it again
 
     async def set_permission_mode(self, mode: str) -> None:
         """Change the permission mode from the next turn on (the config home is written again)."""

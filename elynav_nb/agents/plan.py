@@ -86,6 +86,7 @@ _CAPABILITIES: dict[tuple[CliName, str], Capabilities] = {
         thinking=False,
         live_mcp_status=False,
         live_settings=False,
+        native_tool_hooks=True,
     ),
 }
 

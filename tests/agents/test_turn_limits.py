@@ -157,19 +157,20 @@ def test_a_budget_is_refused_where_the_cli_reports_no_cost(tmp_path, cli):
         per_turn(cli, tmp_path, max_budget_usd=1.0)
 
 
-@pytest.mark.parametrize("cli", ["codex", "gemini"])
-async def test_hooks_on_codex_and_gemini_are_said_in_the_limitations(tmp_path, cli):
-    runner = per_turn(cli, tmp_path, hooks={"PreToolUse": lambda call: None})
+async def test_hooks_on_codex_exec_are_said_in_the_limitations_and_gemini_runs_them(tmp_path):
+    runner = per_turn("codex", tmp_path, hooks={"PreToolUse": lambda call: None})
     assert not runner.capabilities.native_tool_hooks
-    assert any("hooks= apply to kernel tools only" in note for note in runner.limitations)
-    plain = per_turn(cli, tmp_path)
-    assert not any("hooks=" in note for note in plain.limitations)
+    assert any("apply to kernel tools only" in note for note in runner.limitations)
+    assert not any("hooks=" in note for note in per_turn("codex", tmp_path).limitations)
+    gemini = per_turn("gemini", tmp_path, hooks={"PreToolUse": lambda call: None})
+    assert gemini.capabilities.native_tool_hooks  # as command hooks (hook_server.py)
+    assert any("tool_use_id is empty" in note for note in gemini.limitations)
 
 
 def test_hooks_on_codex_app_server_are_said_in_the_limitations(tmp_path):
     runner = AgentRunner(DEFINITION, tmp_path, cli="codex", hooks={"PreToolUse": lambda call: None})
     assert runner.cli_mode == "app-server"
-    assert any("hooks= apply to kernel tools only" in note for note in runner.limitations)
+    assert any("apply to kernel tools only" in note for note in runner.limitations)
     claude = standin(tmp_path, hooks={"PreToolUse": lambda call: None})
     assert claude.capabilities.native_tool_hooks and not claude.limitations
 

@@ -2,11 +2,13 @@
 
 claude 2.1.332: Python hooks allow / deny / rewrite a Bash call (the tool_result the next model request
 carries is checked), a raising hook denies; ``max_turns`` and ``max_budget_usd`` stop a turn with
-outcome ``limit``. codex and gemini: no hook for their own tools and no cost, asserted as limitations.
+outcome ``limit``. gemini 0.61.0: the same hooks as command hooks (deny / rewrite of a shell call). codex: no hook
+for its own tools and no cost, asserted as limitations; gemini's missing cost too.
 """
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -19,6 +21,7 @@ from elynav_nb.errors import InvalidInput
 from elynav_nb.sandbox.fake_model_api import FakeModelApi
 from elynav_nb.sandbox.fake_model_script import Reply, Usage
 
+from .runner_setups import agent_definition, make_runner
 from .setups import TEST_AGENT_PROMPT, plain_workspace
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.anyio]
@@ -222,7 +225,7 @@ async def test_codex_says_its_hooks_and_budget_limits(codex_cli, says_version, t
         hooks={"PreToolUse": print},
     )
     assert not runner.capabilities.native_tool_hooks
-    assert any("hooks= apply to kernel tools only" in note for note in runner.limitations)
+    assert any("apply to kernel tools only" in note for note in runner.limitations)
     with pytest.raises(InvalidInput, match="reports no cost"):
         AgentRunner(
             _definition(),
@@ -233,17 +236,48 @@ async def test_codex_says_its_hooks_and_budget_limits(codex_cli, says_version, t
         )
 
 
-async def test_gemini_says_its_hooks_and_budget_limits(gemini_cli, says_version, tmp_path):
+async def test_gemini_runs_the_hooks_as_command_hooks(gemini_cli, says_version, isolated_home, tmp_path):
+    """gemini 0.61.0 runs settings.json command hooks in headless mode: the runner's hooks ride on them."""
     says_version(gemini_cli)
-    runner = AgentRunner(
-        _definition(),
-        plain_workspace(tmp_path),
-        cli="gemini",
-        executable=list(gemini_cli.argv),
-        hooks={"PreToolUse": print},
-    )
-    assert not runner.capabilities.native_tool_hooks
-    assert any("hooks= apply to kernel tools only" in note for note in runner.limitations)
+    seen: list[HookCall] = []
+
+    def policy(call: HookCall):
+        seen.append(call)
+        if call.event == "PreToolUse" and "secret" in call.tool_input.get("command", ""):
+            return deny("no secrets")
+        if call.event == "PreToolUse":
+            return rewrite({**call.tool_input, "command": "echo rewritten"})
+        return None
+
+    replies = [Reply.shell("echo original"), Reply.say("One."), Reply.shell("cat secret"), Reply.say("Two.")]
+    async with FakeModelApi(replies) as api:
+        runner = make_runner(
+            gemini_cli,
+            api,
+            plain_workspace(tmp_path),
+            isolated_home,
+            agent_definition(tools=("Bash",), permission_mode="bypassPermissions"),
+            hooks={"PreToolUse": policy, "PostToolUse": policy},
+        )
+        async with runner:
+            rewritten = await runner.send("run it")
+            denied = await runner.send("read the secret")
+            folder = runner._driver._hook_server.folder  # type: ignore[attr-defined]
+            assert folder is not None and folder.exists()
+        assert not folder.exists()  # stop() closed the hook socket
+        requests = api.model_requests("gemini")
+    assert rewritten.outcome == "completed" and denied.outcome == "completed", (rewritten.error, denied.error)
+    assert [call.event for call in seen] == ["PreToolUse", "PostToolUse", "PreToolUse"]
+    assert seen[0].tool_name == "run_shell_command" and seen[0].tool_input["command"] == "echo original"
+    responses = [
+        json.dumps(part["functionResponse"]["response"])
+        for request in requests
+        for content in request.body.get("contents", [])
+        for part in content.get("parts", [])
+        if "functionResponse" in part
+    ]
+    assert any("rewritten" in response for response in responses)
+    assert any("Tool execution blocked: no secrets" in response for response in responses)
     with pytest.raises(InvalidInput, match="reports no cost"):
         AgentRunner(
             _definition(),
