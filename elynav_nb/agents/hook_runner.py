@@ -1,7 +1,7 @@
 """``HookRunner``: runs a runner's hook callbacks, each within its timeout; a failure denies and is reported.
 
 Where it sits: ``AgentRunner.hooks`` (one per runner). Its callers: claude's wire, through the
-``hook_callback`` request server (``serve_claude``); gemini's hook commands, through the runner's
+``hook_callback`` request server (``serve_claude``); gemini's and codex exec's hook commands, through the runner's
 ``HookCommandServer`` (``serve_command``); and the kernel tool server, through
 ``before_tool`` / ``after_tool`` (the contract is in ``hooks.py``'s docstring). The config and the
 decisions are the pure ``hooks.py``; this module only calls the callbacks and times them.
@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from elynav_nb.agents.cli.codex_hooks import codex_hook_output, hook_call_from_codex
 from elynav_nb.agents.cli.gemini_hooks import gemini_hook_output, hook_call_from_gemini
 from elynav_nb.agents.events import AgentEvent, HookFailed
 from elynav_nb.agents.hooks import (
@@ -108,10 +109,13 @@ class HookRunner:
 
     async def serve_command(self, cli: str, hook_input: dict[str, Any]) -> dict[str, Any]:
         """The output a CLI's hook command prints for one hook input (``HookCommandServer``'s serve)."""
-        if cli != "gemini":
-            raise InvalidInput(f"no command hooks for {cli!r}")
-        call = hook_call_from_gemini(hook_input)
-        return gemini_hook_output(call.event, await self.run(call))
+        if cli == "gemini":
+            call = hook_call_from_gemini(hook_input)
+            return gemini_hook_output(call.event, await self.run(call))
+        if cli == "codex":
+            call = hook_call_from_codex(hook_input)
+            return codex_hook_output(call.event, await self.run(call))
+        raise InvalidInput(f"no command hooks for {cli!r}")
 
     # -- running -------------------------------------------------------------------------------------
 

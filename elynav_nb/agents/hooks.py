@@ -70,6 +70,7 @@ from elynav_nb.errors import InvalidInput
 
 __all__ = [
     "CLAUDE_TIMEOUT_MARGIN",
+    "HOOK_EVENTS",
     "DEFAULT_HOOK_TIMEOUT",
     "HookCall",
     "HookCallback",

@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 __all__ = ["ClaudeLauncher", "CodexAppServerLauncher", "Launch", "PersistentLauncher"]
 
 _CODEX_HOOKS_NOTE = (
-    "codex app-server: hooks= are not wired to codex's own tools (its approvals are the permission prompts; "
-    "codex's command hooks are not used yet): they apply to kernel tools only"
+    "codex app-server cannot run hooks= on its own tools (its command hooks need a trust review it offers "
+    "no way to skip; use cli_mode='exec' for them): they apply to kernel tools only"
 )
 _CODEX_NOTES = (
     "codex answers permission prompts for commands only: allow(updated_input) runs the command as asked",

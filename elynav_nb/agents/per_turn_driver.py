@@ -41,15 +41,23 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import shlex
 import signal
 import time
 import weakref
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elynav_nb._logging import WIRE_LOGGER_NAME
 from elynav_nb.agents.adapter_settings import adapter_settings
+from elynav_nb.agents.cli.codex_hooks import (
+    CODEX_HOOK_ARGUMENTS,
+    CODEX_HOOK_CONFIG,
+    codex_hooks_file,
+    workspace_codex_hooks,
+)
 from elynav_nb.agents.cli.gemini_hooks import gemini_hook_settings
 from elynav_nb.agents.cli.per_turn_launch import TurnCommand
 from elynav_nb.agents.cli_adapter import PerTurnAdapter, PerTurnDecoder, PerTurnSettings, merged_limitations
@@ -94,8 +102,8 @@ _CLI_NOTES = {
 
 
 _HOOKS_NOTES = {
-    "codex": "codex exec: hooks= are not wired to codex's own tools (codex's command hooks are not used yet): "
-    "they apply to kernel tools only",
+    "codex": "codex exec runs hooks= as command hooks with --dangerously-bypass-hook-trust (its own hooks only: "
+    "a workspace with codex hooks of its own is refused); codex warns about that flag in each turn",
     "gemini": "gemini runs hooks= as command hooks: HookCall.tool_use_id is empty and tool names are gemini's "
     "(run_shell_command...)",
 }
@@ -169,8 +177,12 @@ class PerTurnDriver(Driver):
             settings = adapter_settings(runner, definition)
             if runner.cli_name == "gemini" and runner.hooks:
                 settings = await self._with_gemini_hooks(settings)
+            elif runner.cli_name == "codex" and runner.hooks:
+                settings = await self._with_codex_hooks(settings)
             adapter = adapter_for(runner.cli_name, settings)
             await asyncio.to_thread(adapter.prepare, runner.cli, self.cli_version)
+            if runner.cli_name == "codex" and runner.hooks:
+                await asyncio.to_thread(self._write_codex_hooks, settings.home)
             if runner.resume_next_start and not await asyncio.to_thread(
                 adapter.has_conversation, runner.session_id
             ):
@@ -187,12 +199,38 @@ class PerTurnDriver(Driver):
         runner.status = "idle"
         runner.last_activity = time.monotonic()
 
+    async def _hook_server_started(self) -> HookCommandServer:
+        if self._hook_server is None:
+            self._hook_server = HookCommandServer(self.runner.hooks.serve_command)
+        await self._hook_server.start()
+        return self._hook_server
+
+    async def _with_codex_hooks(self, settings: PerTurnSettings) -> PerTurnSettings:
+        """The settings that make codex exec run the runner's hooks (``cli/codex_hooks.py``)."""
+        brought = workspace_codex_hooks(settings.workspace)
+        if brought:
+            raise InvalidInput(
+                f"the workspace brings codex hooks of its own ({', '.join(str(path) for path in brought)}): "
+                "running the runner's hooks needs --dangerously-bypass-hook-trust, which would run those "
+                "unreviewed too; remove them or give this runner no hooks"
+            )
+        await self._hook_server_started()
+        return dataclasses.replace(
+            settings,
+            cli_config={**settings.cli_config, **CODEX_HOOK_CONFIG},
+            extra_arguments=(*settings.extra_arguments, *CODEX_HOOK_ARGUMENTS),
+        )
+
+    def _write_codex_hooks(self, home: Path) -> None:
+        assert self._hook_server is not None
+        content = codex_hooks_file(self.runner.hooks.hook_set, self._hook_server.command("codex"))
+        (home / "hooks.json").write_text(json.dumps(content, indent=2), encoding="utf-8")
+
     async def _with_gemini_hooks(self, settings: PerTurnSettings) -> PerTurnSettings:
         """The settings with the runner's hooks as gemini command hooks (the hook server started)."""
         runner = self.runner
-        if self._hook_server is None:
-            self._hook_server = HookCommandServer(runner.hooks.serve_command)
-        await self._hook_server.start()
+        await self._hook_server_started()
+        assert self._hook_server is not None
         user_hooks = settings.cli_config.get("hooks")
         hooks = gemini_hook_settings(
             runner.hooks.hook_set,

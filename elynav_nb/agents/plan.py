@@ -76,6 +76,7 @@ _CAPABILITIES: dict[tuple[CliName, str], Capabilities] = {
         thinking=True,
         live_mcp_status=False,
         live_settings=False,
+        native_tool_hooks=True,
     ),
     ("gemini", "print"): Capabilities(
         persistent_process=False,

@@ -157,20 +157,55 @@ def test_a_budget_is_refused_where_the_cli_reports_no_cost(tmp_path, cli):
         per_turn(cli, tmp_path, max_budget_usd=1.0)
 
 
-async def test_hooks_on_codex_exec_are_said_in_the_limitations_and_gemini_runs_them(tmp_path):
+@pytest.mark.parametrize("cli", ["codex", "gemini"])
+async def test_codex_exec_and_gemini_run_hooks_as_command_hooks(tmp_path, cli):
+    runner = per_turn(cli, tmp_path, hooks={"PreToolUse": lambda call: None})
+    assert runner.capabilities.native_tool_hooks
+    expected = "dangerously-bypass-hook-trust" if cli == "codex" else "tool_use_id is empty"
+    assert any(expected in note for note in runner.limitations)
+    assert not any("hooks=" in note for note in per_turn(cli, tmp_path).limitations)
+
+
+async def test_codex_exec_refuses_hooks_in_a_workspace_that_brings_its_own(tmp_path):
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "hooks.json").write_text("{}")
     runner = per_turn("codex", tmp_path, hooks={"PreToolUse": lambda call: None})
-    assert not runner.capabilities.native_tool_hooks
-    assert any("apply to kernel tools only" in note for note in runner.limitations)
-    assert not any("hooks=" in note for note in per_turn("codex", tmp_path).limitations)
-    gemini = per_turn("gemini", tmp_path, hooks={"PreToolUse": lambda call: None})
-    assert gemini.capabilities.native_tool_hooks  # as command hooks (hook_server.py)
-    assert any("tool_use_id is empty" in note for note in gemini.limitations)
+    with pytest.raises(InvalidInput, match="unreviewed"):
+        await runner.start()
+    result = await runner.send("hello")  # a turn ends failed with the same code instead
+    await runner.stop()
+    assert result.outcome == "failed" and result.error_code == "INVALID_INPUT"
+
+
+async def test_codex_exec_with_hooks_gets_its_hooks_file_flag_and_feature(tmp_path):
+    log = tmp_path / "argv.log"
+    runner = AgentRunner(
+        DEFINITION,
+        tmp_path,
+        cli="codex",
+        cli_mode="exec",
+        executable=[sys.executable, str(HERE / "fake_per_turn_cli.py")],
+        environment={"FAKE_MODE": "echo", "FAKE_ARGV_LOG": str(log)},
+        hooks={"PreToolUse": lambda call: None},
+    )
+    async with runner:
+        result = await runner.send("hello")
+        home = runner.cli_home
+    assert result.outcome == "completed", result.error
+    argv = log.read_text()
+    assert "--dangerously-bypass-hook-trust" in argv and "features.hooks=true" in argv
+    assert home is not None
+    import json as json_module
+
+    [entry] = json_module.loads((home / "hooks.json").read_text())["hooks"]["PreToolUse"]
+    assert "hook_command.py" in entry["hooks"][0]["command"]
 
 
 def test_hooks_on_codex_app_server_are_said_in_the_limitations(tmp_path):
     runner = AgentRunner(DEFINITION, tmp_path, cli="codex", hooks={"PreToolUse": lambda call: None})
     assert runner.cli_mode == "app-server"
     assert any("apply to kernel tools only" in note for note in runner.limitations)
+    assert not runner.capabilities.native_tool_hooks
     claude = standin(tmp_path, hooks={"PreToolUse": lambda call: None})
     assert claude.capabilities.native_tool_hooks and not claude.limitations
 

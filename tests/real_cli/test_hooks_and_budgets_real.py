@@ -2,14 +2,15 @@
 
 claude 2.1.332: Python hooks allow / deny / rewrite a Bash call (the tool_result the next model request
 carries is checked), a raising hook denies; ``max_turns`` and ``max_budget_usd`` stop a turn with
-outcome ``limit``. gemini 0.61.0: the same hooks as command hooks (deny / rewrite of a shell call). codex: no hook
-for its own tools and no cost, asserted as limitations; gemini's missing cost too.
+outcome ``limit``. gemini 0.61.0 and codex 0.171.0 exec: the same hooks as command hooks (deny / rewrite of a shell
+call). codex app-server: no hook for its own tools; codex and gemini: no cost, asserted as limitations.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -215,7 +216,52 @@ async def test_a_budget_stops_a_turn_and_the_next_turn_gets_its_own(
     assert within.text == "Cheap answer." and within.session_id == over.session_id
 
 
-async def test_codex_says_its_hooks_and_budget_limits(codex_cli, says_version, tmp_path):
+async def test_codex_exec_runs_the_hooks_as_command_hooks(codex_cli, says_version, isolated_home, tmp_path):
+    """codex 0.171.0 exec runs $CODEX_HOME/hooks.json command hooks (features.hooks, trust bypassed)."""
+    says_version(codex_cli)
+    seen: list[HookCall] = []
+
+    def policy(call: HookCall):
+        seen.append(call)
+        command = call.tool_input.get("command", "")
+        if call.event == "PreToolUse" and "secret" in command:
+            return deny("no secrets")
+        if call.event == "PreToolUse":
+            return rewrite({**call.tool_input, "command": "echo rewritten"})
+        return None
+
+    replies = [Reply.shell("echo original"), Reply.say("One."), Reply.shell("cat secret"), Reply.say("Two.")]
+    async with FakeModelApi(replies) as api:
+        runner = make_runner(
+            replace(codex_cli, mode="exec"),
+            api,
+            plain_workspace(tmp_path),
+            isolated_home,
+            agent_definition(tools=("Bash",), permission_mode="bypassPermissions"),
+            hooks={"PreToolUse": policy, "PostToolUse": policy},
+        )
+        async with runner:
+            rewritten = await runner.send("run it")
+            denied = await runner.send("read the secret")
+        requests = api.model_requests("openai")
+    assert rewritten.outcome == "completed" and denied.outcome == "completed", (rewritten.error, denied.error)
+    assert [call.event for call in seen] == ["PreToolUse", "PostToolUse", "PreToolUse"]
+    assert (
+        seen[0].tool_name == "Bash"
+        and seen[0].tool_use_id
+        and seen[0].tool_input["command"] == "echo original"
+    )
+    outputs = [
+        str(item.get("output"))
+        for request in requests
+        for item in request.body.get("input", [])
+        if isinstance(item, dict) and item.get("type") == "function_call_output"
+    ]
+    assert any("rewritten" in output for output in outputs)
+    assert any("Command blocked by PreToolUse hook: no secrets" in output for output in outputs)
+
+
+async def test_codex_app_server_says_its_hooks_and_budget_limits(codex_cli, says_version, tmp_path):
     says_version(codex_cli)
     runner = AgentRunner(
         _definition(),
@@ -224,7 +270,7 @@ async def test_codex_says_its_hooks_and_budget_limits(codex_cli, says_version, t
         executable=list(codex_cli.argv),
         hooks={"PreToolUse": print},
     )
-    assert not runner.capabilities.native_tool_hooks
+    assert runner.cli_mode == "app-server" and not runner.capabilities.native_tool_hooks
     assert any("apply to kernel tools only" in note for note in runner.limitations)
     with pytest.raises(InvalidInput, match="reports no cost"):
         AgentRunner(
