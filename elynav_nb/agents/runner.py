@@ -448,11 +448,13 @@ class AgentRunner:
         """Blocking ``start()`` (the runner then lives on the private loop)."""
         return run_sync(self.start(), owner_loop=self._sync_loop())
 
-    def send_sync(self, text: str) -> TurnResult:
+    def send_sync(
+        self, text: str, *, max_turns: int | None = None, max_budget_usd: float | None = None
+    ) -> TurnResult:
         """Blocking turn: start if needed, send, wait for the result."""
 
         async def send_and_wait() -> TurnResult:
-            return await self.send(text)
+            return await self.send(text, max_turns=max_turns, max_budget_usd=max_budget_usd)
 
         return run_sync(send_and_wait(), owner_loop=self._sync_loop())
 

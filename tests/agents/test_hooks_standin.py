@@ -152,6 +152,29 @@ async def test_a_slow_sync_callback_answers_late_and_still_denies(tmp_path):
     assert _tool_result(result).is_error
 
 
+async def test_a_cancel_while_a_hook_is_waiting_ends_the_turn_and_the_hook(tmp_path):
+    entered = asyncio.Event()
+    cancelled = asyncio.Event()
+
+    async def waits(call: HookCall):
+        entered.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    hooks = {"PreToolUse": HookMatcher(waits, timeout=60)}
+    async with make_runner(tmp_path, hooks=hooks) as runner:
+        turn = runner.send("@standin bash echo never")
+        await asyncio.wait_for(entered.wait(), timeout=15)
+        result = await asyncio.wait_for(turn.cancel(), timeout=15)
+        await asyncio.wait_for(cancelled.wait(), timeout=5)  # the CLI withdrew the request: the hook ends
+        after = await runner.send("still here?")
+    assert result.outcome == "cancelled"
+    assert after.outcome == "completed"
+
+
 async def test_a_wrong_answer_denies(tmp_path):
     async with make_runner(tmp_path, hooks={"PreToolUse": lambda call: True}) as runner:
         result = await runner.send("@standin bash echo nope")
