@@ -32,9 +32,9 @@ A callback that raises, returns anything else, or takes longer than its timeout 
 kernel's loop and cannot be cut while it runs: its late answer is replaced by a deny.
 
 Where it sits: the pure part of hooks (this module: the config normalised into a ``HookSet``, the
-decisions, and how a decision reads in claude's hook output) under the running part
-(``hook_runner.HookRunner``: calls the callbacks with their timeouts, reports ``HookFailed``).
-No I/O here.
+decisions, and how a decision reads in claude's hook output; gemini's and codex's in
+``cli/gemini_hooks.py`` and ``cli/codex_hooks.py``) under the running part (``hook_runner.HookRunner``:
+calls the callbacks with their timeouts, reports ``HookFailed``). No I/O here.
 
 How data flows, claude (native hooks through the control protocol)::
 
@@ -47,16 +47,27 @@ One callback id per event with no CLI-side matcher: the matching and the order a
 claude tool and a kernel tool meet the same rules. The CLI-side timeout is the sum of that event's
 timeouts plus a margin, so our own deny always answers first.
 
-Kernel tools (the contract for the kernel tool server): where the CLI has no native hook for a
-tool the kernel serves (``runner.capabilities.native_tool_hooks`` is False: codex, gemini), the
-server calls ``await runner.hooks.before_tool(name, arguments, tool_use_id=...)`` before running
-the function and acts on the ``HookDecision`` it returns (None or allow: run it; deny: answer a
-tool error holding ``decision.reason``, do not run; rewrite: run it with ``decision.updated_input``),
-then ``await runner.hooks.after_tool(name, arguments, result, tool_use_id=...)`` (deny: answer a
-tool error holding the reason instead of the result). ``name`` is the tool's name as the model sees
-it. Both never raise for a callback's failure (that is a deny, reported in the turn). On claude,
-kernel tool calls already pass through the CLI's own hooks (as ``mcp__<server>__<tool>``): the
-server must not call these there, or each callback would run twice.
+gemini 0.61.0 and codex 0.171.0 ``exec`` (their own command hooks, verified on the binaries)::
+
+    HookSet -> gemini ``settings.json`` hooks / codex ``$CODEX_HOME/hooks.json`` (``cli/gemini_hooks.py``,
+      ``cli/codex_hooks.py``): one command per event, ``hook_command.py`` -> the runner's
+      ``HookCommandServer`` (a private Unix socket and a token) -> HookRunner.serve_command -> the
+      CLI's hook output on the command's stdout
+
+A ``HookCall``'s ``tool_name`` is the CLI's own name (claude and codex ``Bash``, gemini
+``run_shell_command``; MCP tools ``mcp__<server>__<tool>``, gemini ``mcp_<server>_<tool>``), so a
+matcher names the tools of the CLI it runs on.
+
+Kernel tools (the contract for the kernel tool server): kernel tools reach the CLIs as MCP tools,
+and wherever the CLI runs the hooks itself (``runner.capabilities.native_tool_hooks``: claude, gemini,
+codex exec) its hooks already see those calls (verified on the three binaries with an MCP tool): the
+server must not apply them a second time. Where it cannot (codex app-server), the server calls
+``await runner.hooks.before_tool(name, arguments, tool_use_id=...)`` before running the function and
+acts on the ``HookDecision`` it returns (None or allow: run it; deny: answer a tool error holding
+``decision.reason``, do not run; rewrite: run it with ``decision.updated_input``), then ``await
+runner.hooks.after_tool(name, arguments, result, tool_use_id=...)`` (deny: answer a tool error
+holding the reason instead of the result). ``name`` is the tool's name as the model sees it. Neither
+raises for a callback's failure: that is a deny, reported in the turn as ``HookFailed``.
 """
 
 from __future__ import annotations

@@ -40,7 +40,9 @@ class Capabilities:
     thinking: bool  # ThinkingDelta events
     live_mcp_status: bool  # mcp_status() asks the running CLI (else: the servers written in its config)
     live_settings: bool  # set_model / set_permission_mode reach the running process (else: the next turn)
-    native_tool_hooks: bool = False  # hooks= run on the CLI's own tools (else: on kernel tools only)
+    native_tool_hooks: bool = (
+        False  # hooks= run in the CLI on its own and MCP tools (else: on kernel tools only)
+    )
     cli_keeps_limits: bool = False  # max_turns / max_budget_usd are the CLI's own flags (else: our count)
 
 

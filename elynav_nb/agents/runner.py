@@ -24,9 +24,9 @@ denied after ``permission_timeout``. What a CLI cannot do is data: ``runner.capa
 ``runner.limitations`` (empty where nothing is missing).
 
 Hooks and budgets: ``hooks={"PreToolUse": ..., "PostToolUse": ...}`` are Python callbacks that see
-each tool call and may allow it, deny it or rewrite its input (``hooks.py``; claude runs them for
-its own tools through the control protocol, the kernel tool server for kernel tools elsewhere;
-``runner.hooks`` is the ``HookRunner``). ``max_turns`` and ``max_budget_usd`` bound each turn
+each tool call and may allow it, deny it or rewrite its input (``hooks.py``; claude runs them through
+its control protocol, gemini and codex exec as command hooks, the kernel tool server on codex
+app-server; ``runner.hooks`` is the ``HookRunner``). ``max_turns`` and ``max_budget_usd`` bound each turn
 (``send(..., max_turns=, max_budget_usd=)`` overrides them for one turn); a turn that reaches one
 ends with outcome ``limit`` (``limits.py`` says who counts what on each CLI).
 
@@ -115,7 +115,8 @@ class AgentRunner:
     callback returns None, ``allow()``, ``deny(reason)`` or ``rewrite(new_input)``
     (``elynav_nb.agents.hooks``). One that raises or outlasts its timeout (``hook_timeout``, 5 s
     by default, or its ``HookMatcher.timeout``) denies, and the turn gets a ``HookFailed`` event.
-    claude runs them on its own tools; codex and gemini have no hook for their own tools (see
+    claude runs them through its control protocol, gemini and codex exec as their own command hooks
+    (tool names are each CLI's own), on built-in and MCP tools alike; codex app-server cannot (see
     ``limitations``): there they apply to kernel tools only.
 
     Budgets, per turn: ``max_turns`` (model turns) and ``max_budget_usd`` (claude only: codex and

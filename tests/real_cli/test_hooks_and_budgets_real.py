@@ -23,7 +23,7 @@ from elynav_nb.sandbox.fake_model_api import FakeModelApi
 from elynav_nb.sandbox.fake_model_script import Reply, Usage
 
 from .runner_setups import agent_definition, make_runner
-from .setups import TEST_AGENT_PROMPT, plain_workspace
+from .setups import TEST_AGENT_PROMPT, crm_workspace, plain_workspace
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.anyio]
 
@@ -332,3 +332,46 @@ async def test_gemini_runs_the_hooks_as_command_hooks(gemini_cli, says_version, 
             executable=list(gemini_cli.argv),
             max_budget_usd=1,
         )
+
+
+@pytest.mark.parametrize("cli_name", ["claude", "codex", "gemini"])
+async def test_which_native_hooks_see_an_mcp_tool_call(
+    cli_name, request, says_version, isolated_home, tmp_path
+):
+    """Kernel tools reach the CLIs as MCP tools: wherever the CLI runs the hooks itself
+    (``capabilities.native_tool_hooks``) its hooks see MCP tool calls too, so the kernel tool server must not
+    apply them a second time (it does where the CLI cannot: codex app-server)."""
+    cli = request.getfixturevalue(f"{cli_name}_cli")
+    if cli_name == "codex":
+        cli = replace(cli, mode="exec")
+    says_version(cli)
+    workspace, _ = crm_workspace(tmp_path)
+    seen: list[HookCall] = []
+    definition = agent_definition(
+        tools=("Read", "mcp__crm__search_accounts"), permission_mode="bypassPermissions"
+    )
+    script = [Reply.mcp("crm", "search_accounts", {"query": "Girard"}), Reply.say("Found it.")]
+    async with FakeModelApi(script) as api:
+        if cli_name == "claude":
+            runner = AgentRunner(
+                definition,
+                workspace,
+                executable=cli.argv[0],
+                fallback_to_standin=False,
+                environment=_environment(api, isolated_home),
+                hooks={"PreToolUse": seen.append},
+            )
+        else:
+            runner = make_runner(
+                cli, api, workspace, isolated_home, definition, hooks={"PreToolUse": seen.append}
+            )
+        async with runner:
+            result = await runner.send("find Girard in the CRM")
+    assert result.outcome == "completed", result.error
+    print(f"{cli_name}: hooks saw {[call.tool_name for call in seen]}")
+    assert runner.capabilities.native_tool_hooks
+    [call] = seen
+    assert call.tool_name == (
+        "mcp_crm_search_accounts" if cli_name == "gemini" else "mcp__crm__search_accounts"
+    )
+    assert call.tool_input == {"query": "Girard"}
