@@ -216,7 +216,9 @@ async def measure_alone(
         )
     else:
         await runner.start()
-        command = runner._driver.adapter.turn_command(prompt, conversation_id=runner.session_id, resuming=False)
+        command = runner._driver.adapter.turn_command(
+            prompt, conversation_id=runner.session_id, resuming=False
+        )
         argv, child_environment, stdin_line = list(command.argv), dict(command.environment), b""
     cpu_before = cpu_seconds()
     started = time.perf_counter()

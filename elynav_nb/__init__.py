@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         install_agents,
         load_agents,
     )
+    from elynav_nb.agents.tools import agent_tool, df_tools, kernel_tools
     from elynav_nb.crm import Crm, write_mcp_config
     from elynav_nb.office import Office
     from elynav_nb.templates import Templates
@@ -45,6 +46,9 @@ _LAZY_NAMES = {
     "TurnResult": "elynav_nb.agents",
     "install_agents": "elynav_nb.agents",
     "load_agents": "elynav_nb.agents",
+    "agent_tool": "elynav_nb.agents.tools",
+    "df_tools": "elynav_nb.agents.tools",
+    "kernel_tools": "elynav_nb.agents.tools",
     "Office": "elynav_nb.office",
     "Templates": "elynav_nb.templates",
     "Crm": "elynav_nb.crm",
@@ -62,7 +66,10 @@ __all__ = [
     "Turn",
     "TurnResult",
     "__version__",
+    "agent_tool",
+    "df_tools",
     "install_agents",
+    "kernel_tools",
     "load_agents",
     "write_mcp_config",
 ]

@@ -18,7 +18,10 @@ EXPECTED_PUBLIC_NAMES = [
     "Turn",
     "TurnResult",
     "__version__",
+    "agent_tool",
+    "df_tools",
     "install_agents",
+    "kernel_tools",
     "load_agents",
     "write_mcp_config",
 ]

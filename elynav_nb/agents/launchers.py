@@ -19,7 +19,7 @@ import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from elynav_nb.agents.adapter_settings import adapter_settings
 from elynav_nb.agents.cli.claude_launch import ClaudeLaunch, build_child_environment, build_claude_argv
@@ -89,6 +89,22 @@ class ClaudeLauncher(PersistentLauncher):
         self._ensure_agent_installed(runner)
         mcp_config = runner.workspace / ".mcp.json"
         resuming = runner.resume_next_start
+        endpoint = runner.tool_endpoint
+        tool_flags: list[str] = []
+        request_servers: dict[str, RequestServer] = {}
+        agents: dict[str, dict[str, Any]] = {}
+        if endpoint is not None:
+            from elynav_nb.agents.kernel_tool_server import (
+                agents_with_kernel_tools,
+                check_server_name_free,
+                claude_tool_flags,
+                mcp_message_server,
+            )
+
+            check_server_name_free(mcp_config, endpoint)
+            tool_flags = claude_tool_flags(endpoint)
+            request_servers["mcp_message"] = mcp_message_server(endpoint)
+            agents = agents_with_kernel_tools(runner.plan.definition, endpoint)
         launch = ClaudeLaunch(
             agent_name=runner.agent_name,
             include_partial_messages=runner.include_partial_messages,
@@ -100,9 +116,8 @@ class ClaudeLauncher(PersistentLauncher):
             model=runner.model,
             max_turns=runner.process_limits.max_turns,
             max_budget_usd=runner.process_limits.max_budget_usd,
-            extra_arguments=runner.extra_arguments,
+            extra_arguments=(*tool_flags, *runner.extra_arguments),
         )
-        request_servers: dict[str, RequestServer] = {}
         if runner.hooks:
             request_servers["hook_callback"] = runner.hooks.serve_claude
         agent_identity = {"ELYNAV_AGENT_NAME": runner.agent_name} if runner.agent_name else {}
@@ -114,6 +129,7 @@ class ClaudeLauncher(PersistentLauncher):
             start_timeout=runner.start_timeout,
             interrupt_timeout=runner.interrupt_timeout,
             request_servers=request_servers,
+            agents=agents,
             initialize_hooks=claude_initialize_hooks(runner.hooks.hook_set),
         )
         return Launch(

@@ -67,6 +67,9 @@ from elynav_nb.errors import AgentBusy, InvalidInput, RunnerClosed
 if TYPE_CHECKING:
     import pandas
 
+    from elynav_nb.agents.tools.mcp_endpoint import McpToolEndpoint
+    from elynav_nb.agents.tools.tool_set import KernelToolSet
+
 __all__ = ["AgentRunner", "PermissionHandler", "Turn"]
 
 PermissionHandler = Callable[[PermissionRequest], "bool | None | Awaitable[bool | None]"]
@@ -109,6 +112,11 @@ class AgentRunner:
     The CLI's process: ``environment`` adds variables, ``extra_arguments`` adds flags. Codex and
     gemini only: ``cli_config`` (codex ``-c`` keys, gemini ``settings.json`` keys) and
     ``config_home`` (the runner's own CLI home); claude refuses them.
+
+    Kernel tools: ``tools`` (a ``kernel_tools(...)`` set, or functions, ``KernelTool`` objects and
+    sets in a list) are served to the agent from this kernel as the MCP server ``kernel``: the
+    agent calls them as ``mcp__kernel__<name>`` (claude, codex), and they run here, on this loop,
+    while the turn streams (``runner.tool_endpoint.calls`` counts the calls).
 
     Hooks: ``hooks`` maps ``"PreToolUse"`` / ``"PostToolUse"`` to a callback (sync or async, called
     with a ``HookCall``), a ``(matcher, callback)`` pair, a ``HookMatcher`` or a list of them; a
@@ -157,6 +165,7 @@ class AgentRunner:
         cli_config: dict[str, Any] | None = None,
         config_home: str | os.PathLike[str] | None = None,
         retry_timeout: float = 60.0,
+        tools: KernelToolSet | Sequence[Any] | Callable[..., Any] | None = None,
         hooks: Hooks | HookSet | None = None,
         hook_timeout: float = DEFAULT_HOOK_TIMEOUT,
         max_turns: int | None = None,
@@ -213,6 +222,12 @@ class AgentRunner:
         self.environment_overrides = dict(environment or {})
         self.extra_arguments = tuple(extra_arguments)
         self.keep_deltas = keep_deltas  # read by each new turn
+        self.tools: KernelToolSet | None = None
+        self.tool_endpoint: McpToolEndpoint | None = None
+        if tools is not None:
+            from elynav_nb.agents.kernel_tool_server import serve_tools
+
+            self.tools, self.tool_endpoint = serve_tools(tools)
         self.hooks = HookRunner(
             normalise_hooks(hooks, default_timeout=hook_timeout),
             report=self._report_hook_event,

@@ -35,7 +35,7 @@ import os
 import secrets
 import uuid
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,9 @@ class Office(AskRunning, OfficeViews):
     ``executable`` chooses the CLI like ``AgentRunner`` does (``None``: the real ``claude`` when on
     PATH, else the stand-in), or maps CLI names to commands for employees whose definitions name
     codex or gemini (see ``staffing.py``). ``ask_timeout`` bounds every ask from queueing to reply unless the
-    ask names its own; ``runner_options`` go to every ``AgentRunner``.
+    ask names its own; ``tools`` maps agent names to their kernel tools (as ``AgentRunner(tools=...)``
+    takes them: served from this kernel to that employee only); ``runner_options`` go to every
+    ``AgentRunner``.
     """
 
     def __init__(
@@ -86,6 +88,7 @@ class Office(AskRunning, OfficeViews):
         max_text_chars: int = 100_000,
         max_delegation_depth: int = 8,
         listen: bool = True,
+        tools: Mapping[str, Any] | None = None,
         **runner_options: Any,
     ) -> None:
         if not (ask_timeout > 0 and math.isfinite(ask_timeout)):
@@ -106,6 +109,13 @@ class Office(AskRunning, OfficeViews):
         runner_options.setdefault("permission_prompts", True)
         runner_options.setdefault("permission_timeout", 60.0)
         self.runner_options = runner_options
+        self.tools: dict[
+            str, Any
+        ] = {}  # agent name -> its kernel tools, as AgentRunner(tools=...) takes them
+        for name, agent_tools in (tools or {}).items():
+            from elynav_nb.agents.kernel_tool_server import serve_tools
+
+            self.tools[name], _ = serve_tools(agent_tools)  # refused here, before anything starts
         self.employees: dict[str, Employee] = {}
         self.status = "new"
         self.files = OfficeFiles(self.workspace)
@@ -142,6 +152,12 @@ class Office(AskRunning, OfficeViews):
                 await self.socket_server.start()
                 assert self.socket_server.directory is not None
                 self.files.record_socket_folder(self.socket_server.directory)
+            unknown = sorted(set(self.tools) - {definition.name for definition in definitions})
+            if unknown:
+                raise InvalidInput(
+                    f"tools= names agents this office does not have: {', '.join(unknown)}",
+                    details={"agents": unknown},
+                )
             for definition in definitions:
                 self.employees[definition.name] = self._make_employee(definition)
         except BaseException:
@@ -169,8 +185,12 @@ class Office(AskRunning, OfficeViews):
             ask_timeout=self.ask_timeout,
             executable=self.executable,
             resume=resume,
-            runner_options=self.runner_options,
+            runner_options=self._options_for(definition.name),
         )
+
+    def _options_for(self, agent_name: str) -> dict[str, Any]:
+        agent_tools = self.tools.get(agent_name)
+        return self.runner_options if agent_tools is None else {**self.runner_options, "tools": agent_tools}
 
     async def stop(self) -> None:
         """End every ask (queued: cancelled; running: interrupted), stop every CLI, unlock. Idempotent, bounded."""

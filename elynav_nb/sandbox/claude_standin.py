@@ -34,6 +34,7 @@ from elynav_nb.sandbox import standin_wire as wire
 from elynav_nb.sandbox.standin_agents import AgentCatalogue, load_agent_catalogue
 from elynav_nb.sandbox.standin_args import HELP_TEXT, FlagError, StandinOptions, parse_arguments
 from elynav_nb.sandbox.standin_mcp import McpHub, McpServerConfig, load_mcp_configuration
+from elynav_nb.sandbox.standin_sdk_mcp import ControlChannel
 from elynav_nb.sandbox.standin_sessions import SessionStore, TranscriptEntry, standin_home
 from elynav_nb.sandbox.standin_tools import BashOutcome, bash_result_content
 from elynav_nb.sandbox.standin_turns import SessionState, TurnRunner
@@ -257,6 +258,7 @@ class Conversation:
         self.current_runner: TurnRunner | None = None
         self.current_task: asyncio.Task[None] | None = None
         self.forced_exit_code: int | None = None
+        self._initializing: asyncio.Task[None] | None = None
         options = plan.options
         cwd_text = str(plan.cwd)
         home = standin_home()
@@ -370,6 +372,9 @@ class Conversation:
             kind = message.get("type")
             if kind == "user":
                 self._accept_user_message(message)
+            elif kind == "control_request" and _subtype_of(message) == "initialize":
+                # answered in a task: the host's SDK MCP servers answer their handshake through this loop
+                self._initializing = asyncio.create_task(self._answer_control(message))
             elif kind == "control_request":
                 await self._answer_control(message)
             elif kind == "control_response":
@@ -441,6 +446,9 @@ class Conversation:
         if subtype == "initialize":
             hooks = request.get("hooks")
             session.hooks = dict(hooks) if isinstance(hooks, dict) else {}
+            self.hub.start_sdk_servers(
+                ControlChannel(emit=self.writer.write, pending=session.pending_permissions)
+            )
             await self.hub.wait_ready()
             payload = wire.build_initialize_response(
                 self.style,
@@ -604,6 +612,11 @@ def _budget(value: str | None) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None
+
+
+def _subtype_of(message: dict[str, Any]) -> object:
+    request = message.get("request")
+    return request.get("subtype") if isinstance(request, dict) else None
 
 
 def _model_name(requested: str | None) -> str:

@@ -2,8 +2,9 @@
 
 Where it sits: ``claude_standin`` loads the configuration at start-up (``load_mcp_configuration``, which
 raises ``FlagError`` with the real CLI's text on a bad file) and starts an ``McpHub`` in the background;
-``standin_tool_calls`` calls ``McpHub.call_tool`` for ``@standin mcp``. Only stdio servers are spawned; an
-http/sse entry is reported ``failed`` (the stand-in does not dial out).
+``standin_tool_calls`` calls ``McpHub.call_tool`` for ``@standin mcp``. Stdio servers are spawned; ``sdk``
+servers (in the host's process) are reached over the control channel (``standin_sdk_mcp``) once the host's
+``initialize`` arrives; an http/sse entry is reported ``failed`` (the stand-in does not dial out).
 
 Each stdio server runs **in the stand-in's own process group**, as under the real CLI: the mcp SDK's
 ``stdio_client`` starts servers in a new session, so ``same_group_stdio_transport`` below spawns the
@@ -21,6 +22,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -31,6 +33,7 @@ import anyio
 from anyio.streams.text import TextReceiveStream
 
 from elynav_nb.sandbox.standin_args import FlagError
+from elynav_nb.sandbox.standin_sdk_mcp import ControlChannel, sdk_control_transport
 
 __all__ = [
     "McpHub",
@@ -42,6 +45,9 @@ __all__ = [
     "same_group_stdio_transport",
 ]
 
+TIMINGS_VARIABLE = (
+    "ELYNAV_STANDIN_TOOL_TIMINGS"  # a file: the round trip of each MCP call, as the CLI sees it
+)
 CONNECT_TIMEOUT_SECONDS = 30.0
 CLOSE_TIMEOUT_SECONDS = 2.0
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -86,6 +92,8 @@ class McpServerConfig:
         """The ``config`` object of an ``mcp_status`` entry (no env values: they may hold secrets)."""
         if self.transport == "stdio":
             return {"type": "stdio", "command": self.command, "args": list(self.args)}
+        if self.transport == "sdk":
+            return {"type": "sdk", "name": self.name}
         return {"type": self.transport, "url": self.url}
 
 
@@ -224,6 +232,14 @@ async def same_group_stdio_transport(
             task_group.cancel_scope.cancel()
 
 
+def _record_call_time(server_name: str, tool_name: str, seconds: float) -> None:
+    """One line per tool call in ``$ELYNAV_STANDIN_TOOL_TIMINGS`` when set (``benchmarks/kernel_tools.py``)."""
+    path = os.environ.get(TIMINGS_VARIABLE)
+    if path:
+        with open(path, "a", encoding="utf-8") as timings:
+            timings.write(json.dumps({"server": server_name, "tool": tool_name, "seconds": seconds}) + "\n")
+
+
 @dataclass
 class McpServerState:
     config: McpServerConfig
@@ -252,12 +268,27 @@ class McpHub:
         self._shutdown = asyncio.Event()
         self._settled: list[asyncio.Event] = []
         self._tasks: list[asyncio.Task[None]] = []
+        self._channel: ControlChannel | None = None
 
     def start(self) -> None:
+        """Connect every server but the host's SDK servers (``start_sdk_servers``)."""
         for state in self.states:
-            settled = asyncio.Event()
-            self._settled.append(settled)
-            self._tasks.append(asyncio.create_task(self._serve(state, settled)))
+            if state.config.transport != "sdk":
+                self._start_one(state)
+
+    def start_sdk_servers(self, channel: ControlChannel) -> None:
+        """Connect the host's SDK servers over ``channel`` (once: at the host's ``initialize``)."""
+        if self._channel is not None:
+            return
+        self._channel = channel
+        for state in self.states:
+            if state.config.transport == "sdk":
+                self._start_one(state)
+
+    def _start_one(self, state: McpServerState) -> None:
+        settled = asyncio.Event()
+        self._settled.append(settled)
+        self._tasks.append(asyncio.create_task(self._serve(state, settled)))
 
     async def wait_ready(self) -> None:
         """Return once every server is connected or failed (the real CLI's init waits the same way).
@@ -292,12 +323,14 @@ class McpHub:
             return McpToolOutcome(
                 [{"type": "text", "text": f"MCP server {server_name} is {reason}"}], None, True, None
             )
+        started = time.perf_counter()
         try:
             result = await state.client.call_tool(tool_name, arguments)
         except Exception as error:  # noqa: BLE001 - any client failure becomes an is_error tool result
             return McpToolOutcome(
                 [{"type": "text", "text": f"MCP error: {error}"}], None, True, state.server_info
             )
+        _record_call_time(server_name, tool_name, time.perf_counter() - started)
         blocks = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
         return McpToolOutcome(blocks, result.structured_content, bool(result.is_error), state.server_info)
 
@@ -310,6 +343,9 @@ class McpHub:
         from mcp import Client
 
         config = state.config
+        if config.transport == "sdk" and self._channel is not None:
+            await self._hold_open(state, settled, Client(sdk_control_transport(config.name, self._channel)))
+            return
         if config.transport != "stdio":
             state.status = "failed"
             state.error = f"the elynav stand-in connects stdio servers only (this one is {config.transport})"
@@ -317,31 +353,38 @@ class McpHub:
             return
         # a real fd, as the mcp SDK needs for the child's stderr
         with tempfile.TemporaryFile("w+") as error_log:
-            try:
-                async with Client(same_group_stdio_transport(config, error_log, self.cwd)) as client:
-                    listed = await client.list_tools()
-                    state.tool_names = [tool.name for tool in listed.tools]
-                    for tool in listed.tools:
-                        state.tool_titles[tool.name] = tool.title or tool.name.replace("_", " ").title()
-                    info = getattr(client, "server_info", None)
-                    if info is not None:
-                        state.server_info = {"name": info.name, "version": info.version}
-                    state.client = client
-                    state.status = "connected"
-                    settled.set()
-                    try:
-                        await self._shutdown.wait()
-                    finally:
-                        state.client = None
-            except FileNotFoundError:
-                state.status = "failed"
-                state.error = f"ENOENT: no such file or directory, posix_spawn '{config.command}'"
-            except asyncio.CancelledError:
-                if state.status != "connected":
-                    state.status = "failed"
-                    state.error = f"connection timed out after {CONNECT_TIMEOUT_SECONDS:.0f} s"
-            except Exception as error:  # noqa: BLE001 - a failed server never fails the session
-                state.status = "failed"
-                state.error = f"{type(error).__name__}: {error}"
-            finally:
+            await self._hold_open(
+                state, settled, Client(same_group_stdio_transport(config, error_log, self.cwd))
+            )
+
+    async def _hold_open(self, state: McpServerState, settled: asyncio.Event, connecting: Any) -> None:
+        """Connect ``connecting`` (an ``mcp.Client``), list its tools, keep it open until ``close``."""
+        config = state.config
+        try:
+            async with connecting as client:
+                listed = await client.list_tools()
+                state.tool_names = [tool.name for tool in listed.tools]
+                for tool in listed.tools:
+                    state.tool_titles[tool.name] = tool.title or tool.name.replace("_", " ").title()
+                info = getattr(client, "server_info", None)
+                if info is not None:
+                    state.server_info = {"name": info.name, "version": info.version}
+                state.client = client
+                state.status = "connected"
                 settled.set()
+                try:
+                    await self._shutdown.wait()
+                finally:
+                    state.client = None
+        except FileNotFoundError:
+            state.status = "failed"
+            state.error = f"ENOENT: no such file or directory, posix_spawn '{config.command}'"
+        except asyncio.CancelledError:
+            if state.status != "connected":
+                state.status = "failed"
+                state.error = f"connection timed out after {CONNECT_TIMEOUT_SECONDS:.0f} s"
+        except Exception as error:  # noqa: BLE001 - a failed server never fails the session
+            state.status = "failed"
+            state.error = f"{type(error).__name__}: {error}"
+        finally:
+            settled.set()

@@ -93,6 +93,8 @@ class ToolRoundTrips(HookSteps):
         if self.session.over_budget():
             raise BudgetExhausted
         await asyncio.sleep(0)
+        if mcp_server is not None and tool_name not in self.session.hub.tool_names():
+            return self._write_no_such_tool(tool_use_id, tool_name)
         verdict = await self._pre_tool_hooks(tool_name, tool_input)
         if verdict.deny_reason is not None:
             message = f"PreToolUse:{tool_name} hook error: {verdict.deny_reason}"
@@ -117,6 +119,24 @@ class ToolRoundTrips(HookSteps):
         await self._post_tool_hooks(tool_name, allowed_input, state.last_tool_response, started)
         state.tool_use_id = None
         return summary
+
+    def _write_no_such_tool(self, tool_use_id: str, tool_name: str) -> str:
+        """The real CLI's answer to a tool no connected server offers: an error result, no permission asked."""
+        session = self.session
+        text = f"<tool_use_error>Error: No such tool available: {tool_name}</tool_use_error>"
+        session.emit(
+            wire.build_tool_result(
+                session.style,
+                session.session_id,
+                tool_use_id,
+                text,
+                is_error=True,
+                tool_use_result=f"Error: No such tool available: {tool_name}",
+                result_meta=None,
+            )
+        )
+        self.state.tool_use_id = None
+        return f"The tool {tool_name} is not available."
 
     def _tool_call_for(self, directive: Directive) -> tuple[str, dict[str, Any], str | None]:
         if directive.name == "bash":

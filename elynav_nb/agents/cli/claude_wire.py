@@ -7,7 +7,7 @@ command line. Control requests (``initialize``, ``interrupt``, ``set_model``, ..
 
 How data flows::
 
-    open: initialize {hooks: the runner's hooks (``hooks.claude_initialize_hooks``) or null}
+    open: initialize {hooks: the runner's hooks (``hooks.claude_initialize_hooks``) or null[, agents]}
           -> the agents claude knows (an unknown agent fails the start:
           claude would silently run its default agent instead)
     send_prompt: one ``user`` line with the conversation's session id
@@ -51,11 +51,13 @@ class ClaudeStreamWire:
         start_timeout: float,
         interrupt_timeout: float,
         request_servers: Mapping[str, RequestServer] | None = None,
+        agents: Mapping[str, dict[str, Any]] | None = None,
         initialize_hooks: dict[str, Any] | None = None,
     ) -> None:
         self._session_id = session_id
         self.initialize_hooks = initialize_hooks
         self.request_servers: dict[str, RequestServer] = dict(request_servers or {})
+        self.agents = dict(agents or {})  # definitions sent with initialize: they win over the agent files
         self.agent_name = agent_name
         self.permission_mode = permission_mode
         self.start_timeout = start_timeout
@@ -91,9 +93,10 @@ class ClaudeStreamWire:
     # -- the conversation --------------------------------------------------------------------------
 
     async def open(self, channel: WireChannel) -> None:
-        response = await channel.request(
-            "initialize", timeout=self.start_timeout, hooks=self.initialize_hooks
-        )
+        fields: dict[str, Any] = {"hooks": self.initialize_hooks}
+        if self.agents:
+            fields["agents"] = self.agents
+        response = await channel.request("initialize", timeout=self.start_timeout, **fields)
         if not self.agent_name:
             return
         known = [

@@ -1,0 +1,119 @@
+"""How a runner serves its kernel tools to its CLI: the MCP server ``kernel``, inside the kernel process.
+
+Where it sits: ``AgentRunner(tools=...)`` calls ``serve_tools`` once (the set and its ``McpToolEndpoint``);
+the launchers ask this module what to put on the command line. The transport per CLI:
+
+- claude (stream-json): an SDK MCP server, as claude-agent-sdk's ``create_sdk_mcp_server`` does:
+  ``--mcp-config {"mcpServers": {"kernel": {"type": "sdk", "name": "kernel"}}}``, and the CLI's MCP
+  messages arrive as ``mcp_message`` control requests on the same stream-json pipe (answered with
+  ``{"mcp_response": ...}``). No port, no extra process, nothing another local process can reach.
+  ``--allowedTools mcp__kernel__<name>,...``: the user handed these tools over, so calling them asks
+  no permission (the runner's hooks still see every call). An agent whose definition lists its
+  tools would not see the server (claude filters tools by the agent's list), so that definition is
+  sent again with ``initialize`` (``agents``: it wins over the agent file) with ``mcp__kernel`` added.
+
+How a call flows (claude)::
+
+    CLI stdout: control_request {subtype: mcp_message, server_name: kernel, message: JSON-RPC}
+      -> ClaudeStreamWire.serve_request -> mcp_message_server -> McpToolEndpoint.handle (awaits the tool)
+      -> control_response {mcp_response: JSON-RPC answer} -> CLI stdin
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from elynav_nb.agents.agent_definition import AgentDefinition
+from elynav_nb.agents.tools.kernel_tool import KernelTool
+from elynav_nb.agents.tools.mcp_endpoint import McpToolEndpoint
+from elynav_nb.agents.tools.tool_set import KernelToolSet, kernel_tools
+from elynav_nb.errors import InvalidInput
+
+__all__ = [
+    "KERNEL_SERVER_NAME",
+    "agents_with_kernel_tools",
+    "check_server_name_free",
+    "claude_tool_flags",
+    "mcp_message_server",
+    "serve_tools",
+]
+
+KERNEL_SERVER_NAME = "kernel"
+
+_NOTIFICATION_ACK: dict[str, Any] = {"jsonrpc": "2.0", "result": {}}
+
+
+def serve_tools(
+    tools: KernelToolSet | Sequence[Any] | Callable[..., Any],
+) -> tuple[KernelToolSet, McpToolEndpoint]:
+    """The runner's tool set (a set as given; functions, tools and sets gathered) and its MCP endpoint."""
+    if isinstance(tools, KernelToolSet):
+        tool_set = tools
+    elif isinstance(tools, (KernelTool, str, bytes)) or callable(tools):
+        tool_set = kernel_tools(tools)
+    elif isinstance(tools, Sequence):
+        tool_set = kernel_tools(*tools)
+    else:
+        raise InvalidInput(
+            f"tools= takes kernel_tools(...), a function, a KernelTool or a list of them, not {type(tools).__name__}"
+        )
+    if not len(tool_set):
+        raise InvalidInput("tools= was given no tool: leave it out, or pass kernel_tools(f, g, ...)")
+    return tool_set, McpToolEndpoint(tool_set, KERNEL_SERVER_NAME)
+
+
+def claude_tool_flags(endpoint: McpToolEndpoint) -> list[str]:
+    """The flags that declare the SDK server and allow its tools."""
+    servers = {"mcpServers": {endpoint.server_name: {"type": "sdk", "name": endpoint.server_name}}}
+    return [
+        "--mcp-config",
+        json.dumps(servers, separators=(",", ":")),
+        "--allowedTools",
+        ",".join(endpoint.qualified_names()),
+    ]
+
+
+def agents_with_kernel_tools(
+    definition: AgentDefinition | None, endpoint: McpToolEndpoint
+) -> dict[str, dict[str, Any]]:
+    """``{name: definition}`` for ``initialize`` when the agent lists its tools (else nothing to send)."""
+    if definition is None or not definition.tools:
+        return {}
+    entry = definition.to_cli_agents_json()
+    server_rule = f"mcp__{endpoint.server_name}"
+    if server_rule not in entry["tools"]:
+        entry["tools"] = [*entry["tools"], server_rule]
+    return {definition.name: entry}
+
+
+def mcp_message_server(endpoint: McpToolEndpoint) -> Callable[[dict[str, Any]], Any]:
+    """The answerer of claude's ``mcp_message`` requests for ``endpoint`` (another server name: an error)."""
+
+    async def answer(fields: dict[str, Any]) -> dict[str, Any]:
+        server_name = fields.get("server_name")
+        if server_name != endpoint.server_name:
+            raise LookupError(f"no SDK MCP server named {server_name!r} in this kernel")
+        response = await endpoint.handle(fields.get("message"))
+        return {"mcp_response": response if response is not None else _NOTIFICATION_ACK}
+
+    return answer
+
+
+def check_server_name_free(mcp_config: Path | None, endpoint: McpToolEndpoint) -> None:
+    """``INVALID_INPUT`` when the workspace's ``.mcp.json`` already names a server ``kernel``."""
+    if mcp_config is None or not mcp_config.is_file():
+        return
+    try:
+        loaded = json.loads(mcp_config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # the CLI reports a broken file itself
+    servers = loaded.get("mcpServers") if isinstance(loaded, Mapping) else None
+    if isinstance(servers, Mapping) and endpoint.server_name in servers:
+        raise InvalidInput(
+            f"{mcp_config} already defines an MCP server named {endpoint.server_name!r}: the kernel tools"
+            " are served under that name; rename that server",
+            details={"server": endpoint.server_name},
+        )
