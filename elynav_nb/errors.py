@@ -52,6 +52,9 @@ The tree::
     ├── ProtocolError                   PROTOCOL_ERROR
     ├── OutputInvalid                   OUTPUT_INVALID
     ├── ToolFailed                      TOOL_FAILED
+    ├── LimitReached                    LIMIT_REACHED
+    │   ├── BudgetReached               BUDGET_REACHED
+    │   └── MaxTurnsReached             MAX_TURNS_REACHED
     └── ServiceError                    SERVICE_ERROR
         ├── DatabaseBusy                DATABASE_BUSY
         ├── RateLimited                 RATE_LIMITED
@@ -72,6 +75,7 @@ __all__ = [
     "AskNotFound",
     "AuthRequired",
     "BlockNotFound",
+    "BudgetReached",
     "BypassRefusedAsRoot",
     "CliExited",
     "CliNotFound",
@@ -87,6 +91,8 @@ __all__ = [
     "ElynavError",
     "InstanceMismatch",
     "InvalidInput",
+    "LimitReached",
+    "MaxTurnsReached",
     "NotAllowed",
     "NotFound",
     "OfficeAlreadyRunning",
@@ -366,6 +372,24 @@ class ToolFailed(ElynavError):
     form; the agent gets the exception's type and message only. ``details`` name the exception type."""
 
     code = "TOOL_FAILED"
+
+
+class LimitReached(ElynavError):
+    """A turn reached a bound its caller set (``max_budget_usd``, ``max_turns``): it ended ``limit``."""
+
+    code = "LIMIT_REACHED"
+
+
+class BudgetReached(LimitReached):
+    """A turn spent its ``max_budget_usd``."""
+
+    code = "BUDGET_REACHED"
+
+
+class MaxTurnsReached(LimitReached):
+    """A turn used its ``max_turns`` model turns."""
+
+    code = "MAX_TURNS_REACHED"
 
 
 class ServiceError(ElynavError):

@@ -2,7 +2,8 @@
 
 The public surface: agent definitions (``AgentDefinition``, ``load_agents``, ``install_agents``),
 the runner (``AgentRunner`` -> ``Turn`` -> ``TurnResult``), the ``RunnerManager``, the typed
-events a turn streams, and ``locate_cli``. Private modules: ``process`` (subprocess supervisor),
+events a turn streams, hooks (``HookCall``, ``HookMatcher``, ``HookDecision``, ``allow``, ``deny``,
+``rewrite``; ``agents.hooks``) and ``locate_cli``. Private modules: ``process`` (subprocess supervisor),
 ``reaper``, ``cli/`` (pure codecs and command lines).
 """
 
@@ -18,6 +19,7 @@ from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
     AgentStarted,
+    HookFailed,
     McpServerStatus,
     PermissionRequest,
     PermissionWithdrawn,
@@ -28,6 +30,7 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
+from elynav_nb.agents.hooks import HookCall, HookDecision, HookMatcher, allow, deny, rewrite
 from elynav_nb.agents.locate import CliCommand, locate_cli
 from elynav_nb.agents.manager import RunnerManager
 from elynav_nb.agents.process import StopBounds
@@ -41,6 +44,10 @@ __all__ = [
     "AgentRunner",
     "AgentStarted",
     "CliCommand",
+    "HookCall",
+    "HookDecision",
+    "HookFailed",
+    "HookMatcher",
     "McpServerStatus",
     "PermissionRequest",
     "PermissionWithdrawn",
@@ -54,10 +61,13 @@ __all__ = [
     "Turn",
     "TurnEnded",
     "TurnResult",
+    "allow",
     "builtin_agents",
     "default_agents_folder",
+    "deny",
     "find_agent_file",
     "install_agents",
     "load_agents",
     "locate_cli",
+    "rewrite",
 ]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from elynav_nb._logging import redact
 from elynav_nb.agents.cli_adapter import PerTurnAdapter
 from elynav_nb.agents.events import AgentError, AgentEvent, TurnEnded
+from elynav_nb.agents.limits import limit_of_ended
 from elynav_nb.agents.output_schema import OutputSchema, settle_structured
 from elynav_nb.agents.process import CliProcess
 from elynav_nb.agents.results import Outcome, TurnResult, main_text
@@ -123,6 +124,7 @@ class Driver(ABC):
                 for task in list(self.background):
                     task.cancel()
                 await self.stop_process()
+                await self.close_services()
             finally:
                 self.runner.status = "closed"
             raise
@@ -217,6 +219,8 @@ class Driver(ABC):
                 error = (
                     f"{error} (stderr: {stderr_tail.strip()[-300:]})" if error else stderr_tail.strip()[-300:]
                 )
+        if not error_code and outcome == turn.abort_outcome:
+            error_code = turn.abort_error_code  # a bound of ours (limit) says which
         if outcome == "timeout" and not error_code:
             error_code = "AGENT_TIMEOUT"
         stored_events = turn.events
@@ -282,12 +286,19 @@ class Driver(ABC):
         answer = ended.result if ended is not None and ended.result.strip() else text
         return settle_structured(schema, None, answer)
 
-    def outcome_of(self, turn: Turn, ended: TurnEnded) -> tuple[Outcome, str]:
-        """A terminal line's outcome and error, unless a cancel or a bound decided first."""
+    def outcome_of(self, turn: Turn, ended: TurnEnded) -> tuple[Outcome, str, str]:
+        """A terminal line's outcome, error and error code, unless a cancel or a bound decided first.
+
+        The CLI's own "limit reached" ends (claude ``error_max_turns``, ``error_max_budget_usd``)
+        are outcome ``limit``.
+        """
         if turn.abort_outcome is not None:
-            return turn.abort_outcome, turn.abort_reason
+            return turn.abort_outcome, turn.abort_reason, turn.abort_error_code
+        limit = limit_of_ended(ended)
+        if limit is not None:
+            return "limit", limit[1], limit[0]
         outcome: Outcome = "error" if ended.is_error else "completed"
-        return outcome, "; ".join(ended.errors) or (ended.result if ended.is_error else "")
+        return outcome, "; ".join(ended.errors) or (ended.result if ended.is_error else ""), ""
 
     # -- settings -----------------------------------------------------------------------------------
 
@@ -320,8 +331,12 @@ class Driver(ABC):
             await self.stop_process()
         for task in list(self.background):
             task.cancel()
+        await self.close_services()
         if self._stopped is not None:
             self._stopped.set()  # the loop guard ends: nothing left to stop
+
+    async def close_services(self) -> None:
+        """Close what the driver serves beside the process (a hook socket), at ``stop`` (nothing by default)."""
 
     async def stop_process(self) -> None:
         if self.process is not None:

@@ -25,6 +25,7 @@ __all__ = [
     "ControlFrame",
     "ControlRequest",
     "ControlResponse",
+    "HookFailed",
     "McpServerStatus",
     "PermissionRequest",
     "PermissionWithdrawn",
@@ -247,6 +248,26 @@ class AgentError(AgentEvent):
 
     def summary(self) -> str:
         return f"{self.code}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class HookFailed(AgentEvent):
+    """A hook callback raised or took longer than its timeout: the tool call it was asked about was denied.
+
+    ``code`` is ``HOOK_FAILED`` (it raised, or returned something that is not a decision) or
+    ``HOOK_TIMEOUT``; ``callback`` names the function; ``message`` says what happened.
+    """
+
+    kind: ClassVar[str] = "hook_failed"
+    event: str
+    tool_name: str
+    message: str
+    code: str = "HOOK_FAILED"
+    tool_use_id: str = ""
+    callback: str = ""
+
+    def summary(self) -> str:
+        return f"{self.code}: {self.event} hook {self.callback or '?'} on {self.tool_name}: {self.message} (denied)"
 
 
 @dataclass(frozen=True, slots=True)

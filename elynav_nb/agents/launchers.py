@@ -39,6 +39,8 @@ from elynav_nb.agents.cli.wire import PersistentWire
 from elynav_nb.agents.cli_adapter import merged_limitations
 from elynav_nb.agents.codex_adapter import CodexAdapter
 from elynav_nb.agents.definitions import find_agent_file, install_agents
+from elynav_nb.agents.hooks import claude_initialize_hooks
+from elynav_nb.agents.limits import TurnLimits
 from elynav_nb.agents.locate import cli_version, locate_cli
 from elynav_nb.agents.output_schema import OutputSchema
 from elynav_nb.errors import AgentNotFound
@@ -48,6 +50,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ClaudeLauncher", "CodexAppServerLauncher", "Launch", "PersistentLauncher"]
 
+_CODEX_HOOKS_NOTE = (
+    "codex app-server cannot run hooks= on its own tools (its command hooks need a trust review it offers "
+    "no way to skip; use cli_mode='exec' for them): they apply to kernel tools only"
+)
 _CODEX_NOTES = (
     "codex answers permission prompts for commands only: allow(updated_input) runs the command as asked",
     "set_permission_mode restarts codex app-server on the same thread before the next turn",
@@ -81,6 +87,10 @@ class PersistentLauncher(ABC):
 
     def limitations(self, runner: AgentRunner) -> tuple[str, ...]:
         return ()
+
+    def restart_for_limits(self, runner: AgentRunner, limits: TurnLimits, spent_usd: float) -> bool:
+        """Whether the running process must restart before a turn bounded by ``limits``."""
+        return False
 
 
 class ClaudeLauncher(PersistentLauncher):
@@ -119,10 +129,14 @@ class ClaudeLauncher(PersistentLauncher):
             resume_session_id=runner.session_id if resuming else None,
             model=runner.model,
             json_schema=self.output_schema.key if self.output_schema is not None else None,
+            max_turns=runner.process_limits.max_turns,
+            max_budget_usd=runner.process_limits.max_budget_usd,
             extra_arguments=(*tool_flags, *runner.extra_arguments),
         )
         if self.output_schema is not None:
             agents = agents_with_structured_output(agents, runner.plan.definition)
+        if runner.hooks:
+            request_servers["hook_callback"] = runner.hooks.serve_claude
         agent_identity = {"ELYNAV_AGENT_NAME": runner.agent_name} if runner.agent_name else {}
         wire = ClaudeStreamWire(
             session_id=lambda: runner.session_id,
@@ -133,6 +147,7 @@ class ClaudeLauncher(PersistentLauncher):
             interrupt_timeout=runner.interrupt_timeout,
             request_servers=request_servers,
             agents=agents,
+            initialize_hooks=claude_initialize_hooks(runner.hooks.hook_set),
         )
         return Launch(
             argv=tuple(build_claude_argv(runner.cli.argv, launch)),
@@ -142,6 +157,15 @@ class ClaudeLauncher(PersistentLauncher):
             ),
             wire=wire,
         )
+
+    def restart_for_limits(self, runner: AgentRunner, limits: TurnLimits, spent_usd: float) -> bool:
+        """claude's bounds are flags of the process: ``--max-turns`` counts per turn, so a different
+        bound needs a new process; ``--max-budget-usd`` counts the whole process, so a budget needs
+        a process that has spent nothing yet."""
+        running = runner.process_limits
+        if limits != running:
+            return True
+        return limits.max_budget_usd is not None and spent_usd > 0
 
     @staticmethod
     def _ensure_agent_installed(runner: AgentRunner) -> None:
@@ -211,4 +235,5 @@ class CodexAppServerLauncher(PersistentLauncher):
             ).planned_limitations()
         else:
             planned = ()
-        return merged_limitations((*planned, *_CODEX_NOTES))
+        hooks_note = (_CODEX_HOOKS_NOTE,) if runner.hooks else ()
+        return merged_limitations((*planned, *_CODEX_NOTES, *hooks_note))

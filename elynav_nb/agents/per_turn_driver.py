@@ -40,15 +40,25 @@ process's ``redactor`` and checked with one ``isEnabledFor`` per line.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import logging
 import shlex
 import signal
 import time
 import weakref
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elynav_nb._logging import WIRE_LOGGER_NAME
 from elynav_nb.agents.adapter_settings import adapter_settings
+from elynav_nb.agents.cli.codex_hooks import (
+    CODEX_HOOK_ARGUMENTS,
+    CODEX_HOOK_CONFIG,
+    codex_hooks_file,
+    workspace_codex_hooks,
+)
+from elynav_nb.agents.cli.gemini_hooks import gemini_hook_settings
 from elynav_nb.agents.cli.per_turn_launch import TurnCommand
 from elynav_nb.agents.cli_adapter import PerTurnAdapter, PerTurnDecoder, PerTurnSettings, merged_limitations
 from elynav_nb.agents.codex_adapter import CodexAdapter
@@ -63,6 +73,7 @@ from elynav_nb.agents.events import (
     TurnEnded,
 )
 from elynav_nb.agents.gemini_adapter import GeminiAdapter
+from elynav_nb.agents.hook_server import HookCommandServer
 from elynav_nb.agents.locate import CliName, cli_version, locate_cli
 from elynav_nb.agents.process import CliProcess, StopBounds
 from elynav_nb.agents.reaper import register_process
@@ -92,6 +103,14 @@ _CLI_NOTES = {
 }
 
 
+_HOOKS_NOTES = {
+    "codex": "codex exec runs hooks= as command hooks with --dangerously-bypass-hook-trust (its own hooks only: "
+    "a workspace with codex hooks of its own is refused); codex warns about that flag in each turn",
+    "gemini": "gemini runs hooks= as command hooks: HookCall.tool_use_id is empty and tool names are gemini's "
+    "(run_shell_command...)",
+}
+
+
 def adapter_for(cli: CliName, settings: PerTurnSettings) -> PerTurnAdapter:
     """The adapter of ``cli`` (``codex`` or ``gemini``)."""
     if cli == "codex":
@@ -110,10 +129,13 @@ class PerTurnDriver(Driver):
         self._prepared = False
         self._turn_finalizer: weakref.finalize[[], object] | None = None
         self._turn_states: dict[Turn, _TurnState] = {}
+        self._hook_server: HookCommandServer | None = None  # gemini's command hooks
         self._conversation_has_content = runner.resume_next_start  # resume=: assume it holds turns
         self._notes: list[str] = list(_CLI_NOTES.get(runner.cli_name, ()))
         if runner.permission_handler is not None:
             self._notes.append("the permission handler is never called: a process per turn has no prompts")
+        if runner.hooks:
+            self._notes.append(_HOOKS_NOTES[runner.cli_name])
 
     @property
     def adapter(self) -> PerTurnAdapter | None:
@@ -154,8 +176,15 @@ class PerTurnDriver(Driver):
             )
             self.cli_version = await asyncio.to_thread(cli_version, runner.cli)
             definition = runner.plan.require_definition()
-            adapter = adapter_for(runner.cli_name, adapter_settings(runner, definition))
+            settings = adapter_settings(runner, definition)
+            if runner.cli_name == "gemini" and runner.hooks:
+                settings = await self._with_gemini_hooks(settings)
+            elif runner.cli_name == "codex" and runner.hooks:
+                settings = await self._with_codex_hooks(settings)
+            adapter = adapter_for(runner.cli_name, settings)
             await asyncio.to_thread(adapter.prepare, runner.cli, self.cli_version)
+            if runner.cli_name == "codex" and runner.hooks:
+                await asyncio.to_thread(self._write_codex_hooks, settings.home)
             if runner.resume_next_start and not await asyncio.to_thread(
                 adapter.has_conversation, runner.session_id
             ):
@@ -171,6 +200,51 @@ class PerTurnDriver(Driver):
         self._prepared = True
         runner.status = "idle"
         runner.last_activity = time.monotonic()
+
+    async def _hook_server_started(self) -> HookCommandServer:
+        if self._hook_server is None:
+            self._hook_server = HookCommandServer(self.runner.hooks.serve_command)
+        await self._hook_server.start()
+        return self._hook_server
+
+    async def _with_codex_hooks(self, settings: PerTurnSettings) -> PerTurnSettings:
+        """The settings that make codex exec run the runner's hooks (``cli/codex_hooks.py``)."""
+        brought = workspace_codex_hooks(settings.workspace)
+        if brought:
+            raise InvalidInput(
+                f"the workspace brings codex hooks of its own ({', '.join(str(path) for path in brought)}): "
+                "running the runner's hooks needs --dangerously-bypass-hook-trust, which would run those "
+                "unreviewed too; remove them or give this runner no hooks"
+            )
+        await self._hook_server_started()
+        return dataclasses.replace(
+            settings,
+            cli_config={**settings.cli_config, **CODEX_HOOK_CONFIG},
+            extra_arguments=(*settings.extra_arguments, *CODEX_HOOK_ARGUMENTS),
+        )
+
+    def _write_codex_hooks(self, home: Path) -> None:
+        assert self._hook_server is not None
+        content = codex_hooks_file(self.runner.hooks.hook_set, self._hook_server.command("codex"))
+        (home / "hooks.json").write_text(json.dumps(content, indent=2), encoding="utf-8")
+
+    async def _with_gemini_hooks(self, settings: PerTurnSettings) -> PerTurnSettings:
+        """The settings with the runner's hooks as gemini command hooks (the hook server started)."""
+        runner = self.runner
+        await self._hook_server_started()
+        assert self._hook_server is not None
+        user_hooks = settings.cli_config.get("hooks")
+        hooks = gemini_hook_settings(
+            runner.hooks.hook_set,
+            self._hook_server.command("gemini"),
+            user_hooks if isinstance(user_hooks, dict) else None,
+        )
+        return dataclasses.replace(settings, cli_config={**settings.cli_config, "hooks": hooks})
+
+    async def close_services(self) -> None:
+        if self._hook_server is not None:
+            await self._hook_server.stop()
+            self._prepared = False  # the next start opens a new hook socket and writes it again
 
     async def set_permission_mode(self, mode: str) -> None:
         """Change the permission mode from the next turn on (the config home is written again)."""
@@ -354,8 +428,8 @@ class PerTurnDriver(Driver):
             self._end_from_terminal_line(turn, event)
 
     def _end_from_terminal_line(self, turn: Turn, ended: TurnEnded) -> None:
-        outcome, error = self.outcome_of(turn, ended)
-        self.finish_turn(turn, outcome, ended=ended, error=error)
+        outcome, error, error_code = self.outcome_of(turn, ended)
+        self.finish_turn(turn, outcome, ended=ended, error=error, error_code=error_code)
         process = self.process
         if process is not None and turn.abort_outcome is None:
             self._reap_in_background(process, grace=self.runner.interrupt_timeout)

@@ -126,7 +126,13 @@ class PersistentDriver(Driver):
 
         ``--json-schema`` is a flag of the process; the restart keeps the conversation (same session,
         ``resume_next_start``). A turn with the process's own schema (or none for none) costs nothing.
+        A process started here carries the turn's bounds (``--max-turns``, ``--max-budget-usd``).
         """
+        await self._restart_for_schema(turn)
+        if not self.is_running:
+            self.runner.process_limits = turn.limits  # a new process carries this turn's bounds
+
+    async def _restart_for_schema(self, turn: Turn) -> None:
         launcher = self.launcher
         if not launcher.schema_per_process:
             return
@@ -230,8 +236,25 @@ class PersistentDriver(Driver):
 
     # -- one turn -----------------------------------------------------------------------------------
 
+    async def _restart_for_limits(self, turn: Turn) -> bool:
+        """A new process on the same conversation whose flags carry ``turn.limits`` (False: failed)."""
+        runner = self.runner
+        resume = self._conversation_has_turns
+        runner.process_limits = turn.limits
+        try:
+            await self.stop_process()
+            runner.resume_next_start = resume
+            await self.prepare()
+        except ElynavError as error:
+            self.finish_turn(turn, "failed", error=str(error), error_code=error.code)
+            return False
+        return True
+
     async def run_turn(self, turn: Turn, content: str | list[dict[str, Any]]) -> None:
         runner = self.runner
+        if self.launcher.restart_for_limits(runner, turn.limits, self.total_cost_usd):
+            if not await self._restart_for_limits(turn):
+                return
         process = self.process
         wire = self.wire
         assert process is not None and wire is not None
@@ -395,8 +418,8 @@ class PersistentDriver(Driver):
         turn.push(event)
         if isinstance(event, TurnEnded):
             self.total_cost_usd = event.total_cost_usd
-            outcome, error = self.outcome_of(turn, event)
-            self.finish_turn(turn, outcome, ended=event, error=error)
+            outcome, error, error_code = self.outcome_of(turn, event)
+            self.finish_turn(turn, outcome, ended=event, error=error, error_code=error_code)
 
     def _handle_oversized_line(self, size: int) -> None:
         self._route_event(self.oversized_line_error(size))

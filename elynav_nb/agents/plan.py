@@ -52,6 +52,10 @@ class Capabilities:
     # "constrained" (the CLI constrains its final message to the schema: codex), "prompt" (the schema
     # is in the prompt, validated here only: gemini)
     output_schema: OutputSchemaSupport = "prompt"
+    native_tool_hooks: bool = (
+        False  # hooks= run in the CLI on its own and MCP tools (else: on kernel tools only)
+    )
+    cli_keeps_limits: bool = False  # max_turns / max_budget_usd are the CLI's own flags (else: our count)
 
 
 _CAPABILITIES: dict[tuple[CliName, str], Capabilities] = {
@@ -65,6 +69,8 @@ _CAPABILITIES: dict[tuple[CliName, str], Capabilities] = {
         live_mcp_status=True,
         live_settings=True,
         output_schema="value",
+        native_tool_hooks=True,
+        cli_keeps_limits=True,
     ),
     ("codex", "app-server"): Capabilities(
         persistent_process=True,
@@ -87,6 +93,7 @@ _CAPABILITIES: dict[tuple[CliName, str], Capabilities] = {
         live_mcp_status=False,
         live_settings=False,
         output_schema="constrained",
+        native_tool_hooks=True,
     ),
     ("gemini", "print"): Capabilities(
         persistent_process=False,
@@ -98,6 +105,7 @@ _CAPABILITIES: dict[tuple[CliName, str], Capabilities] = {
         live_mcp_status=False,
         live_settings=False,
         output_schema="prompt",
+        native_tool_hooks=True,
     ),
 }
 

@@ -7,7 +7,9 @@ Pure: no I/O (pandas is imported only inside ``to_frame``).
 Outcomes: ``completed`` (the CLI says the turn succeeded), ``error`` (the CLI ended the turn with
 ``is_error``: an API error, not logged in, max turns), ``cancelled`` (by the user or the caller),
 ``timeout`` (turn or inactivity bound), ``failed`` (the CLI died or could not start, or the answer
-did not match the turn's ``output_schema``: ``error_code="OUTPUT_INVALID"``).
+did not match the turn's ``output_schema``: ``error_code="OUTPUT_INVALID"``), ``limit`` (a bound the
+caller set was reached: ``max_turns`` or ``max_budget_usd``; ``error_code`` ``MAX_TURNS_REACHED`` or
+``BUDGET_REACHED``, the reason in ``error``; the CLI's own max-turns end counts too).
 
 Structured results: a turn sent with ``output_schema`` has ``data`` (the validated value: pydantic
 model instances for a model, plain dicts and lists otherwise; None without a schema or when the
@@ -27,6 +29,7 @@ from elynav_nb.errors import (
     CliExited,
     ElynavError,
     InvalidInput,
+    LimitReached,
     error_for_code,
 )
 
@@ -45,7 +48,7 @@ __all__ = [
     "main_text",
 ]
 
-Outcome = Literal["completed", "error", "cancelled", "timeout", "failed"]
+Outcome = Literal["completed", "error", "cancelled", "timeout", "failed", "limit"]
 
 _REPR_ERROR_CHARS = 120
 
@@ -126,6 +129,8 @@ class TurnResult:
             raise error_for_code(self.error_code)(self.error or self.outcome, details=details)
         if self.outcome == "failed":
             raise CliExited(self.error or "the agent CLI failed", details=details)
+        if self.outcome == "limit":
+            raise LimitReached(self.error or "the turn reached a limit", details=details)
         if self.outcome == "cancelled":
             raise ElynavError(self.error or "the turn was cancelled", details=details)
         raise AgentProcessError(self.error or "the agent reported an error", details=details)

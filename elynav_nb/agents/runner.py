@@ -23,6 +23,13 @@ and the next turn starts a new process on the same conversation. Unanswered perm
 denied after ``permission_timeout``. What a CLI cannot do is data: ``runner.capabilities`` and
 ``runner.limitations`` (empty where nothing is missing).
 
+Hooks and budgets: ``hooks={"PreToolUse": ..., "PostToolUse": ...}`` are Python callbacks that see
+each tool call and may allow it, deny it or rewrite its input (``hooks.py``; claude runs them through
+its control protocol, gemini and codex exec as command hooks, the kernel tool server on codex
+app-server; ``runner.hooks`` is the ``HookRunner``). ``max_turns`` and ``max_budget_usd`` bound each turn
+(``send(..., max_turns=, max_budget_usd=)`` overrides them for one turn); a turn that reaches one
+ends with outcome ``limit`` (``limits.py`` says who counts what on each CLI).
+
 Cells and loops: a runner belongs to the event loop it was started on; every cell of a kernel
 runs on that loop, so a runner started in one cell is used and stopped in others (no cancel
 scope crosses tasks). The ``*_sync`` methods run the runner on a private loop instead.
@@ -44,7 +51,10 @@ from elynav_nb._sync import private_loop, run_sync
 from elynav_nb.agents.definitions import AgentDefinition
 from elynav_nb.agents.driver import Driver
 from elynav_nb.agents.events import AgentEvent, AgentStarted, PermissionRequest
+from elynav_nb.agents.hook_runner import HookRunner
+from elynav_nb.agents.hooks import DEFAULT_HOOK_TIMEOUT, Hooks, HookSet, normalise_hooks
 from elynav_nb.agents.launchers import ClaudeLauncher, CodexAppServerLauncher
+from elynav_nb.agents.limits import TurnLimits, check_limits
 from elynav_nb.agents.locate import CliCommand, CliName
 from elynav_nb.agents.output_schema import OutputSchemaSpec, output_schema_of
 from elynav_nb.agents.per_turn_driver import PerTurnDriver
@@ -108,6 +118,19 @@ class AgentRunner:
     sets in a list) are served to the agent from this kernel as the MCP server ``kernel``: the
     agent calls them as ``mcp__kernel__<name>`` (claude, codex), and they run here, on this loop,
     while the turn streams (``runner.tool_endpoint.calls`` counts the calls).
+
+    Hooks: ``hooks`` maps ``"PreToolUse"`` / ``"PostToolUse"`` to a callback (sync or async, called
+    with a ``HookCall``), a ``(matcher, callback)`` pair, a ``HookMatcher`` or a list of them; a
+    callback returns None, ``allow()``, ``deny(reason)`` or ``rewrite(new_input)``
+    (``elynav_nb.agents.hooks``). One that raises or outlasts its timeout (``hook_timeout``, 5 s
+    by default, or its ``HookMatcher.timeout``) denies, and the turn gets a ``HookFailed`` event.
+    claude runs them through its control protocol, gemini and codex exec as their own command hooks
+    (tool names are each CLI's own), on built-in and MCP tools alike; codex app-server cannot (see
+    ``limitations``): there they apply to kernel tools only.
+
+    Budgets, per turn: ``max_turns`` (model turns) and ``max_budget_usd`` (claude only: codex and
+    gemini report no cost, so a budget is refused there). A turn that reaches one ends with outcome
+    ``limit`` and ``error_code`` ``MAX_TURNS_REACHED`` or ``BUDGET_REACHED``.
     """
 
     def __init__(
@@ -144,6 +167,10 @@ class AgentRunner:
         config_home: str | os.PathLike[str] | None = None,
         retry_timeout: float = 60.0,
         tools: KernelToolSet | Sequence[Any] | Callable[..., Any] | None = None,
+        hooks: Hooks | HookSet | None = None,
+        hook_timeout: float = DEFAULT_HOOK_TIMEOUT,
+        max_turns: int | None = None,
+        max_budget_usd: float | None = None,
     ) -> None:
         if session_id is not None and resume is not None:
             raise InvalidInput("give either session_id (a new conversation) or resume (an old one), not both")
@@ -202,6 +229,13 @@ class AgentRunner:
             from elynav_nb.agents.kernel_tool_server import serve_tools
 
             self.tools, self.tool_endpoint = serve_tools(tools)
+        self.hooks = HookRunner(
+            normalise_hooks(hooks, default_timeout=hook_timeout),
+            report=self._report_hook_event,
+            session_id=lambda: self.session_id,
+        )
+        self.limits = self._checked_limits(check_limits(max_turns, max_budget_usd))
+        self.process_limits: TurnLimits = self.limits  # the bounds on the CLI's command line (claude)
 
         self.cli: CliCommand | None = None
         self.history: list[TurnResult] = []
@@ -292,7 +326,12 @@ class AgentRunner:
     # -- turns -----------------------------------------------------------------------------------
 
     def send(
-        self, text: str | list[dict[str, Any]], *, output_schema: OutputSchemaSpec | None = None
+        self,
+        text: str | list[dict[str, Any]],
+        *,
+        output_schema: OutputSchemaSpec | None = None,
+        max_turns: int | None = None,
+        max_budget_usd: float | None = None,
     ) -> Turn:
         """Start a turn and return its ``Turn`` at once. ``AGENT_BUSY`` while another turn runs.
 
@@ -304,6 +343,10 @@ class AgentRunner:
         process: a turn whose schema differs from the running process's restarts claude on the same
         session with ``--resume`` first), codex the turn's output schema, gemini (no schema option)
         the schema in the prompt; see ``output_schema.py``.
+
+        ``max_turns`` and ``max_budget_usd`` replace the runner's bounds for this turn (claude: a
+        bound that differs from the running process's, or a budget after a turn that cost
+        something, restarts the process on the same conversation first).
 
         The turn starts the CLI when needed; a CLI that cannot start does not raise here: the turn
         ends ``failed`` with the start's error code in ``result.error_code`` (``CLI_NOT_FOUND``,
@@ -328,6 +371,14 @@ class AgentRunner:
         )
         _check_encodable(prompt_text)
         schema = output_schema_of(output_schema)
+        limits = self.limits
+        if max_turns is not None or max_budget_usd is not None:
+            limits = self._checked_limits(
+                check_limits(
+                    max_turns if max_turns is not None else limits.max_turns,
+                    max_budget_usd if max_budget_usd is not None else limits.max_budget_usd,
+                )
+            )
         driver = self._driver
         turn = Turn(
             self,
@@ -336,12 +387,29 @@ class AgentRunner:
             keep_deltas=self.keep_deltas,
             cost_baseline=driver.total_cost_usd,
             output_schema=schema,
+            limits=limits,
+            count_model_turns=not self.capabilities.cli_keeps_limits,
         )
         driver.current_turn = turn
         turn.task = asyncio.get_running_loop().create_task(driver.drive_turn(turn, text))
         for listener in list(self._turn_listeners):
             listener(turn)
         return turn
+
+    def _checked_limits(self, limits: TurnLimits) -> TurnLimits:
+        if limits.max_budget_usd is not None and not self.capabilities.reports_cost:
+            raise InvalidInput(
+                f"{self.cli_name} reports no cost, so max_budget_usd cannot be kept; bound its turns with max_turns"
+            )
+        return limits
+
+    def _report_hook_event(self, event: AgentEvent) -> None:
+        """A hook's diagnostic (``HookFailed``) into the turn in flight (else kept as a stray event)."""
+        turn = self._driver.current_turn
+        if turn is not None and not turn.done:
+            turn.push(event)
+        else:
+            self._driver.keep_stray(event)
 
     def abort_turn(self, turn: Turn, outcome: Outcome, reason: str) -> Awaitable[None]:
         """End ``turn`` within its bounds (what ``turn.cancel()`` calls)."""
@@ -361,9 +429,18 @@ class AgentRunner:
         if listener in self._turn_listeners:
             self._turn_listeners.remove(listener)
 
-    async def ask(self, text: str, *, output_schema: OutputSchemaSpec | None = None) -> TurnResult:
-        """``await runner.ask(text)`` = ``await runner.send(text)`` (``output_schema`` as for ``send``)."""
-        return await self.send(text, output_schema=output_schema)
+    async def ask(
+        self,
+        text: str,
+        *,
+        output_schema: OutputSchemaSpec | None = None,
+        max_turns: int | None = None,
+        max_budget_usd: float | None = None,
+    ) -> TurnResult:
+        """``await runner.ask(text)`` = ``await runner.send(text)`` (the options as for ``send``)."""
+        return await self.send(
+            text, output_schema=output_schema, max_turns=max_turns, max_budget_usd=max_budget_usd
+        )
 
     # -- settings of the conversation -------------------------------------------------------------
 
@@ -407,12 +484,21 @@ class AgentRunner:
         """Blocking ``start()`` (the runner then lives on the private loop)."""
         return run_sync(self.start(), owner_loop=self._sync_loop())
 
-    def send_sync(self, text: str, *, output_schema: OutputSchemaSpec | None = None) -> TurnResult:
+    def send_sync(
+        self,
+        text: str,
+        *,
+        output_schema: OutputSchemaSpec | None = None,
+        max_turns: int | None = None,
+        max_budget_usd: float | None = None,
+    ) -> TurnResult:
         """Blocking turn: start if needed, send, wait for the result."""
         output_schema_of(output_schema)  # a bad schema raises here, in the caller's thread
 
         async def send_and_wait() -> TurnResult:
-            return await self.send(text, output_schema=output_schema)
+            return await self.send(
+                text, output_schema=output_schema, max_turns=max_turns, max_budget_usd=max_budget_usd
+            )
 
         return run_sync(send_and_wait(), owner_loop=self._sync_loop())
 

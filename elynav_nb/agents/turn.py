@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from elynav_nb._display import rich_bundle
 from elynav_nb.agents.events import AgentEvent, AgentStarted, TextDelta, ToolResult, ToolUse
+from elynav_nb.agents.limits import MAX_TURNS_REACHED, ModelTurnCounter, TurnLimits
 from elynav_nb.agents.results import Outcome, TurnResult, events_frame, main_text
 from elynav_nb.agents.transcript import TurnTranscript
 
@@ -53,6 +54,8 @@ class Turn:
         keep_deltas: bool = False,
         cost_baseline: float = 0.0,
         output_schema: OutputSchema | None = None,
+        limits: TurnLimits = TurnLimits(),
+        count_model_turns: bool = False,
     ) -> None:
         self.runner = runner
         self.prompt = prompt
@@ -70,6 +73,11 @@ class Turn:
         self._abort_reason = ""
         self._cancel_task: asyncio.Task[None] | None = None
         self._open_tool_uses: set[str] = set()
+        self._abort_error_code = ""
+        self.limits = limits  # this turn's max_turns / max_budget_usd
+        self._turn_counter = (
+            ModelTurnCounter(limits.max_turns) if count_model_turns and limits.max_turns is not None else None
+        )  # the bound is ours to keep (else the CLI keeps it)
         self.task: asyncio.Task[None] | None = None
 
     # -- reading ----------------------------------------------------------------------------------
@@ -160,6 +168,11 @@ class Turn:
         return self._abort_reason
 
     @property
+    def abort_error_code(self) -> str:
+        """The error code the abort asked for ("" for a cancel or a timeout)."""
+        return self._abort_error_code
+
+    @property
     def aborting(self) -> bool:
         """Whether an abort sequence is under way (it settles the turn itself)."""
         return self._cancel_task is not None
@@ -169,15 +182,16 @@ class Turn:
         """Whether a tool call of the turn has no result yet."""
         return bool(self._open_tool_uses)
 
-    def request_abort(self, outcome: Outcome, reason: str) -> None:
+    def request_abort(self, outcome: Outcome, reason: str, error_code: str = "") -> None:
         """Start the runner's abort sequence once (from any thread); the first request decides."""
         if self._done.done() or self._cancel_task is not None:
             return
         if not self._on_own_loop():
-            self._loop.call_soon_threadsafe(self.request_abort, outcome, reason)
+            self._loop.call_soon_threadsafe(self.request_abort, outcome, reason, error_code)
             return
         self._abort_outcome = outcome
         self._abort_reason = reason
+        self._abort_error_code = error_code
         self._cancel_task = self._loop.create_task(self._abort(outcome, reason))
 
     async def _abort(self, outcome: Outcome, reason: str) -> None:
@@ -207,8 +221,14 @@ class Turn:
             return
         if isinstance(event, ToolUse):
             self._open_tool_uses.add(event.id)
+            if self._turn_counter is not None:
+                self._turn_counter.observe(event)
         elif isinstance(event, ToolResult):
             self._open_tool_uses.discard(event.tool_use_id)
+            if self._turn_counter is not None:
+                reached = self._turn_counter.observe(event)
+                if reached:
+                    self.request_abort("limit", reached, MAX_TURNS_REACHED)
         elif isinstance(event, AgentStarted) and event.session_id:
             self.session_id = event.session_id
         self._changed.set()

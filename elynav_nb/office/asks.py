@@ -59,6 +59,7 @@ _TURN_OUTCOMES: dict[str, ReplyOutcome] = {
     "timeout": "timeout",
     "error": "failed",
     "failed": "failed",
+    "limit": "failed",  # a bound the runner set (max_turns, max_budget_usd): error_code says which
 }
 
 

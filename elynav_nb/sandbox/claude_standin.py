@@ -299,6 +299,7 @@ class Conversation:
             allowed_rules=list(options.allowed_tools),
             disallowed_rules=list(options.disallowed_tools),
             max_turns=options.max_turns,
+            max_budget_usd=_budget(options.max_budget_usd),
             hub=self.hub,
             store=store,
             emit=writer.write,
@@ -435,7 +436,7 @@ class Conversation:
         task = self.current_task
         if runner is None or task is None or task.done():
             return False
-        pending = runner.state.pending_permission_id
+        pending = runner.state.pending_permission_id or runner.state.pending_hook_id
         if cancel_prompt and pending is not None:
             self.writer.write(wire.build_control_cancel_request(pending))
         runner.mark_interrupted()
@@ -466,6 +467,8 @@ class Conversation:
             return
         if subtype == "initialize":
             self._take_initialize_agents(request.get("agents"))
+            hooks = request.get("hooks")
+            session.hooks = dict(hooks) if isinstance(hooks, dict) else {}
             self.hub.start_sdk_servers(
                 ControlChannel(emit=self.writer.write, pending=session.pending_permissions)
             )
@@ -483,6 +486,8 @@ class Conversation:
             runner = self.current_runner
             if runner is not None and runner.state.pending_permission_id is not None:
                 self.writer.write(wire.build_control_cancel_request(runner.state.pending_permission_id))
+            if runner is not None and runner.state.pending_hook_id is not None:
+                self.writer.write(wire.build_control_cancel_request(runner.state.pending_hook_id))
             cancelled: list[str] = []
             if request.get("cancel_queued"):
                 for queued in self.queued:
@@ -566,7 +571,11 @@ class Conversation:
             waiting.set_result(response["response"])
         else:
             waiting.set_result(
-                {"behavior": "deny", "message": str(response.get("error") or "Permission request failed")}
+                {
+                    "behavior": "deny",
+                    "message": str(response.get("error") or "Permission request failed"),
+                    "control_error": True,
+                }
             )
 
     # ------------------------------------------------------------------ signals
@@ -619,6 +628,13 @@ class Conversation:
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _budget(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 def _subtype_of(message: dict[str, Any]) -> object:

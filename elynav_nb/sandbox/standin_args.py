@@ -113,7 +113,8 @@ elynav stand-in for the Claude Code CLI: not Claude. It speaks the stream-json p
 `claude --print` with deterministic local replies, no account and no network.
 Scripted behaviours: put a line `@standin <name> <args>` in a user message
 (bash, ask, mcp, slow, sleep-tool, flood, big-result, think, api-error, no-login, max-turns, subagent,
-json: the StructuredOutput value with --json-schema).
+cost, json: the StructuredOutput value with --json-schema). Hooks registered by the host's initialize
+request are asked with hook_callback requests.
 
 Options:
   -p, --print                       Print response and exit
@@ -137,8 +138,9 @@ Options:
   --json-schema <schema>            End every turn with a StructuredOutput call matching the schema
   --model <model>                   Model alias (the stand-in reports elynav-standin:<alias>)
   --max-turns <turns>               Limit of API round trips per turn
+  --max-budget-usd <amount>         Limit of the process's total cost (@standin cost sets a price)
   --system-prompt, --append-system-prompt, --tools, --allowedTools, --disallowedTools,
-  --setting-sources, --settings, --add-dir, --max-budget-usd, --fallback-model
+  --setting-sources, --settings, --add-dir, --fallback-model
                                     Accepted
   -v, --version                     Output the version number
   -h, --help                        Display help for command

@@ -19,6 +19,8 @@ echo reply. Directives run in the order written, so one message can chain severa
     @standin max-turns                        one Bash tool use, then the error_max_turns result
     @standin json <json text>                 with --json-schema: the StructuredOutput input, verbatim
                                               (without it the stand-in builds a minimal instance)
+    @standin cost <usd>                       each API response of this turn costs <usd> (the result's
+                                              total_cost_usd; with --max-budget-usd, the budget stop)
 
 Data flow: user text -> ``parse_message`` -> ``ParsedMessage`` (directives + remaining text) -> turn script.
 """
@@ -49,6 +51,7 @@ DIRECTIVE_NAMES = frozenset(
         "no-login",
         "max-turns",
         "json",
+        "cost",
     }
 )
 
@@ -138,7 +141,7 @@ def _parse_directive(name: str, argument: str) -> Directive:
             return Directive(name, argument.strip(), value=json.loads(argument))
         except ValueError as error:
             return Directive(name, argument, problem=f"@standin json needs JSON text: {error}")
-    if name in ("slow", "sleep-tool"):
+    if name in ("slow", "sleep-tool", "cost"):
         return _number(name, argument, minimum=0, integer=False)
     if name in ("flood", "big-result"):
         return _number(name, argument, minimum=1, integer=True)

@@ -125,6 +125,7 @@ class ResponseStreaming:
         self._event(delta)
         self._event({"type": "message_stop"})
         self.state.stream_open = False
+        self.session.total_cost_usd += self.state.cost_per_response
 
     def _assistant_line(
         self,

@@ -9,12 +9,14 @@ How data flows, one tool use::
 
     directive -> _tool_call_for: tool name, input, MCP server
       -> one API response with the tool_use block (input streamed as input_json_delta)
+      -> over --max-budget-usd (``@standin cost``): BudgetExhausted, the tool does not run
+      -> the PreToolUse hooks (``standin_hooks``): deny, a new input, or an approval
       -> _permission_step: the rules (``standin_tools.decide_permission``) allow, deny (a denied
          tool_result, ``_write_denied``) or ask: a ``can_use_tool`` control request, then wait for
          the answer the process hands over (no timeout, like the real CLI)
       -> _run_tool: Bash (``standin_tools.BashTool``), an MCP tool (``McpHub.call_tool``,
          ``_write_mcp_result``) or the Task subagent (``_run_subagent``)
-      -> the ``user`` tool_result line -> a one-line summary for the final reply
+      -> the ``user`` tool_result line -> the PostToolUse hooks -> a one-line summary for the final reply
 
 ``state`` tracks the tool in flight (id, input, running, pending permission, Bash process), so an
 interrupt can write what the real CLI writes for a stopped or refused tool.
@@ -25,18 +27,19 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
+import time
 from typing import Any
 
 from elynav_nb.sandbox import standin_wire as wire
 from elynav_nb.sandbox.standin_directives import Directive
-from elynav_nb.sandbox.standin_streaming import ResponseStreaming
+from elynav_nb.sandbox.standin_hooks import HookSteps
 from elynav_nb.sandbox.standin_tools import BashTool, bash_result_content, decide_permission
-from elynav_nb.sandbox.standin_turn_state import STANDIN_TAG, estimate_tokens
+from elynav_nb.sandbox.standin_turn_state import STANDIN_TAG, BudgetExhausted, estimate_tokens
 
 __all__ = ["ToolRoundTrips"]
 
 
-class ToolRoundTrips(ResponseStreaming):
+class ToolRoundTrips(HookSteps):
     """Tool uses within one user message (base of ``TurnRunner``)."""
 
     # ------------------------------------------------------------------ tool round trips
@@ -69,18 +72,33 @@ class ToolRoundTrips(ResponseStreaming):
             ]
         input_json = self._stream_tool_use(block_index, tool_use_id, tool_name, tool_input, meta)
         self._end_response("tool_use", input_json)
+        if self.session.over_budget():
+            raise BudgetExhausted
         await asyncio.sleep(0)
         if mcp_server is not None and tool_name not in self.session.hub.tool_names():
             return self._write_no_such_tool(tool_use_id, tool_name)
-        allowed_input, decision_meta = await self._permission_step(
-            directive, tool_name, tool_input, mcp_server
-        )
+        verdict = await self._pre_tool_hooks(tool_name, tool_input)
+        if verdict.deny_reason is not None:
+            message = f"PreToolUse:{tool_name} hook error: {verdict.deny_reason}"
+            self._write_denied(tool_name, tool_input, message, {"non_execution_kind": "hook-denied"})
+            state.tool_use_id = None
+            return f"The {tool_name} tool use was denied: {message}"
+        allowed_input: dict[str, Any] | None
+        if verdict.approved:
+            allowed_input = verdict.tool_input
+            decision_meta: dict[str, Any] = {"permission_decision": {"decision": "accept", "source": "hook"}}
+        else:
+            allowed_input, decision_meta = await self._permission_step(
+                directive, tool_name, verdict.tool_input, mcp_server
+            )
         if allowed_input is None:
             state.tool_use_id = None
             return f"The {tool_name} tool use was denied: {decision_meta.get('message', '')}"
         state.tool_running = True
+        started = time.monotonic()
         summary = await self._run_tool(directive, tool_name, allowed_input, decision_meta)
         state.tool_running = False  # left True on cancellation: the abort path reports a stopped tool
+        await self._post_tool_hooks(tool_name, allowed_input, state.last_tool_response, started)
         state.tool_use_id = None
         return summary
 
@@ -292,6 +310,7 @@ class ToolRoundTrips(ResponseStreaming):
                 if not self.state.interrupted:
                     self.state.bash = None
             content, is_error, structured = bash_result_content(outcome)
+            self.state.last_tool_response = structured
             session.emit(
                 wire.build_tool_result(
                     session.style,
@@ -307,6 +326,7 @@ class ToolRoundTrips(ResponseStreaming):
                 return f"The Bash tool printed {len(outcome.output)} bytes."
             return f"The Bash command exited with code {outcome.exit_code}."
         outcome_mcp = await session.hub.call_tool(directive.server, directive.tool, tool_input)
+        self.state.last_tool_response = outcome_mcp.structured_content or outcome_mcp.content
         self._write_mcp_result(
             tool_use_id,
             outcome_mcp.content,

@@ -25,6 +25,7 @@ from elynav_nb.sandbox.standin_structured import with_structured_output_tool
 from elynav_nb.sandbox.standin_tools import BashTool
 
 __all__ = [
+    "BudgetExhausted",
     "ECHO_INTRO",
     "FLOOD_BATCH_LINES",
     "NOT_LOGGED_IN",
@@ -54,6 +55,10 @@ NOT_LOGGED_IN = "Not logged in · Please run /login"
 FLOOD_BATCH_LINES = 2000
 
 
+class BudgetExhausted(Exception):
+    """``--max-budget-usd`` was reached after an API response: the turn ends ``error_max_budget_usd``."""
+
+
 @dataclass
 class SessionState:
     """What persists across the turns of one stand-in process."""
@@ -75,6 +80,7 @@ class SessionState:
     allowed_rules: list[str]
     disallowed_rules: list[str]
     max_turns: int | None
+    max_budget_usd: float | None
     hub: McpHub
     store: SessionStore
     emit: Callable[[dict[str, Any]], None]
@@ -87,6 +93,12 @@ class SessionState:
     result_index: int = 0
     last_result_is_error: bool | None = None
     pending_permissions: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
+    hooks: dict[str, Any] = field(default_factory=dict)  # initialize's ``hooks`` (event -> matchers)
+    total_cost_usd: float = 0.0
+
+    def over_budget(self) -> bool:
+        """``--max-budget-usd`` counts the whole process, as on the real CLI."""
+        return self.max_budget_usd is not None and self.total_cost_usd >= self.max_budget_usd
 
     def reported_permission_mode(self) -> str:
         return "default" if self.permission_mode == "manual" else self.permission_mode
@@ -132,6 +144,10 @@ class TurnState:
     tool_name: str = ""
     tool_running: bool = False
     pending_permission_id: str | None = None
+    pending_hook_id: str | None = None
+    cost_per_response: float = 0.0
+    last_tool_response: Any = None
+    hook_notes: list[str] = field(default_factory=list)
     bash: BashTool | None = None
     subagents: int = 0
     interrupted: bool = False

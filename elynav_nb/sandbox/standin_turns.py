@@ -44,6 +44,7 @@ from elynav_nb.sandbox.standin_turn_state import (
     REJECTED_TOOL_TEXT,
     STANDIN_TAG,
     STOPPED_WHILE_RUNNING,
+    BudgetExhausted,
     SessionState,
     TurnState,
     estimate_tokens,
@@ -93,6 +94,21 @@ class TurnRunner(ToolRoundTrips):
         api_error = parsed.first("api-error")
         if api_error is not None:
             return await self._api_error_turn(int(api_error.number))
+        cost = parsed.first("cost")
+        self.state.cost_per_response = cost.number if cost is not None else 0.0
+        if session.over_budget():  # the process's budget is spent: every later turn ends at once
+            self._status()
+            self.state.api_calls = 1
+            self._budget_result(stop_reason=None)
+            return None
+        try:
+            return await self._play_script(parsed, earlier_turns)
+        except BudgetExhausted:
+            self._budget_result(stop_reason="tool_use")
+            return None
+
+    async def _play_script(self, parsed: ParsedMessage, earlier_turns: int) -> str | None:
+        session = self.session
         summaries: list[str] = []
         thinking_pending = parsed.has("think")
         max_turns = session.max_turns
@@ -129,6 +145,7 @@ class TurnRunner(ToolRoundTrips):
 
     def _final_reply(self, parsed: ParsedMessage, summaries: list[str], earlier_turns: int) -> str:
         parts = [f"{STANDIN_TAG} {summary}" for summary in summaries]
+        parts += [f"{STANDIN_TAG} A hook told me: {note}" for note in self.state.hook_notes]
         for problem in parsed.problems():
             parts.append(f"{STANDIN_TAG} {problem}.")
         if parsed.text or not parts:
@@ -278,6 +295,18 @@ class TurnRunner(ToolRoundTrips):
             num_turns=self.state.api_calls + 1,
         )
 
+    def _budget_result(self, stop_reason: str | None) -> None:
+        budget = self.session.max_budget_usd or 0.0
+        self._emit_result(
+            subtype="error_max_budget_usd",
+            is_error=True,
+            stop_reason=stop_reason,
+            terminal_reason="budget_exhausted",
+            result_text=None,
+            errors=[f"Reached maximum budget (${budget:g})"],
+            api_error_status=None,
+        )
+
     # ------------------------------------------------------------------ results
 
     def _success_result(self, text: str) -> None:
@@ -351,6 +380,7 @@ class TurnRunner(ToolRoundTrips):
                 result_index=session.result_index,
                 subagents_spawned=state.subagents,
                 structured_output=structured_output,
+                total_cost_usd=round(session.total_cost_usd, 6) if session.total_cost_usd else 0,
             )
         )
         session.result_index += 1

@@ -115,11 +115,12 @@ def build_result(
     result_index: int,
     subagents_spawned: int = 0,
     structured_output: Any = None,
+    total_cost_usd: float = 0,
 ) -> dict[str, Any]:
     """The ``result`` line closing a turn. ``errors`` set = an error subtype (no ``result`` key).
 
-    ``structured_output`` (``--json-schema``) follows ``result``, as on 2.1.332."""
-    total_cost_usd = 0
+    ``structured_output`` (``--json-schema``) follows ``result``, as on 2.1.332. ``total_cost_usd`` is
+    the process's running total (0 unless ``@standin cost`` set a price)."""
     if not style.modern:
         return _build_result_legacy(
             session_id=session_id,

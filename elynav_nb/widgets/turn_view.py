@@ -8,7 +8,7 @@ How data flows::
     Turn --(async for event in turn, in a background task on the turn's loop)--> TurnView
       TextDelta / ThinkingDelta       -> ThrottledText (escaped, at most one update per interval)
       ToolUse / ToolResult            -> collapsible <details> rows in the same transcript
-      AgentError, failed outcomes     -> red rows
+      AgentError, HookFailed, failed outcomes -> red rows (a limit reached: orange)
       PermissionRequest               -> a row with Allow / Deny buttons -> request.allow()/deny()
       PermissionWithdrawn             -> that row's buttons disabled and the row removed
       end of the turn                 -> final flush, status line (outcome, cost, duration), Cancel hidden
@@ -38,6 +38,7 @@ from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
     AgentStarted,
+    HookFailed,
     PermissionRequest,
     PermissionWithdrawn,
     TextDelta,
@@ -65,8 +66,14 @@ _ROW_STYLE = "margin:2px 0"
 _ERROR_STYLE = "margin:2px 0;color:#c62828"
 _MUTED_STYLE = "margin:2px 0;color:#777"
 # A cancelled or timed-out turn ends with the CLI's "interrupted" error: the end row says why instead.
-_ABORTED_STATUSES = ("cancelling", "cancelled", "timeout")
-_OUTCOME_COLORS = {"completed": "#2e7d32", "error": "#c62828", "failed": "#c62828", "timeout": "#c62828"}
+_ABORTED_STATUSES = ("cancelling", "cancelled", "timeout", "limit")
+_OUTCOME_COLORS = {
+    "completed": "#2e7d32",
+    "error": "#c62828",
+    "failed": "#c62828",
+    "timeout": "#c62828",
+    "limit": "#ef6c00",
+}
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -269,6 +276,8 @@ class TurnView:
             self._close_permission(event)
         elif isinstance(event, AgentError):
             self._write_row(_ERROR_STYLE, "elynav-error", f"{event.code}: {event.message}")
+        elif isinstance(event, HookFailed):
+            self._write_row(_ERROR_STYLE, "elynav-error", event.summary())
         elif isinstance(event, AgentStarted):
             self._show_status()
         elif isinstance(event, TurnEnded):

@@ -9,6 +9,7 @@ according to ``FAKE_MODE``:
   echo      stream "echo: <prompt> (turn N)" in two deltas, N counting the thread's turns
   slow      stream 50 deltas 0.2 s apart; ``turn/interrupt`` ends the turn ``interrupted``
   deaf      like slow, but ignore ``turn/interrupt``, SIGINT and SIGTERM
+  tools     five commands, 0.3 s apart (``turn/interrupt`` ends them), then the answer
   approval  first an unsupported request (``item/tool/requestUserInput``), then a command approval
             (integer id); the answer decides the command item's status and the message
   refuse    answer ``turn/start`` with a JSON-RPC error
@@ -109,6 +110,20 @@ def play_turn(thread_id: str, turn_id: str, prompt: str) -> None:
         }
         notify("item/completed", item=done, **base)
         text = f"{decision}; unsupported request answered: {json.dumps(unsupported.get('error', {}).get('message'))}"
+    if MODE == "tools":  # five rounds of one command each, 0.3 s apart (an interrupt ends them)
+        for index in range(5):
+            if interrupted.is_set():
+                break
+            command = {
+                "type": "commandExecution",
+                "id": f"cmd_{index}",
+                "command": f"echo {index}",
+                "status": "inProgress",
+            }
+            notify("item/started", item=command, **base)
+            finished = {**command, "status": "completed", "exitCode": 0, "aggregatedOutput": f"{index}\n"}
+            notify("item/completed", item=finished, **base)
+            time.sleep(0.3)
     item = {"type": "agentMessage", "id": f"msg_{turn_id}", "text": ""}
     notify("item/started", item=item, **base)
     pieces = (

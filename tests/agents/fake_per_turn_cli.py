@@ -15,6 +15,7 @@ and answers one turn according to ``FAKE_MODE``:
   grandchild  start ``sleep 300`` in a session of its own (a tool), print its pid, then wait
   api-error   end the turn with the CLI's error line (codex turn.failed, gemini result error)
   warn        two non-fatal error lines (a reconnect, a warning), then a normal answer
+  tools       five rounds of one shell tool call each (0.3 s apart), then a normal answer
 
 In echo mode a prompt holding ``@json <text>`` is answered ``<text>`` (up to the end of its line).
 Every run appends its argv (JSON) to ``$FAKE_ARGV_LOG`` when set.
@@ -154,6 +155,33 @@ def run_mode(prompt: str, turn_number: int) -> None:
             time.sleep(0.2)
     elif MODE == "silent":
         time.sleep(600)
+    elif MODE == "tools":
+        for index in range(5):
+            if FLAVOUR == "codex":
+                item = {
+                    "id": f"cmd_{index}",
+                    "type": "command_execution",
+                    "command": f"echo {index}",
+                    "status": "in_progress",
+                }
+                emit({"type": "item.started", "item": item})
+                done = {**item, "status": "completed", "aggregated_output": f"{index}\n", "exit_code": 0}
+                emit({"type": "item.completed", "item": done})
+            else:
+                parameters = {"command": f"echo {index}"}
+                emit(
+                    {
+                        "type": "tool_use",
+                        "tool_name": "run_shell_command",
+                        "tool_id": f"t{index}",
+                        "parameters": parameters,
+                    }
+                )
+                emit(
+                    {"type": "tool_result", "tool_id": f"t{index}", "status": "success", "output": f"{index}"}
+                )
+            time.sleep(0.3)
+        answer(f"five tool rounds (turn {turn_number})", turn_number)
     elif MODE == "grandchild":
         child = subprocess.Popen(["sleep", "300"], start_new_session=True)
         if FLAVOUR == "codex":

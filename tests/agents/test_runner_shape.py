@@ -49,6 +49,10 @@ DOCUMENTED_PARAMETERS = [
     "config_home",
     "retry_timeout",
     "tools",
+    "hooks",
+    "hook_timeout",
+    "max_turns",
+    "max_budget_usd",
 ]
 
 

@@ -144,7 +144,8 @@ async def test_error_turns_end_with_outcome_error_and_a_message(tmp_path, direct
     async with make_runner(tmp_path) as runner:
         result = await runner.send(directive)
         assert runner.is_running  # an error turn does not end the conversation
-    assert result.outcome == "error"
+    # the CLI's own max-turns end is a bound reached (outcome limit), not an error
+    assert result.outcome == ("limit" if "max-turns" in directive else "error")
     assert expected in result.error or expected in result.text
 
 

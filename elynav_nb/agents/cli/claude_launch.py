@@ -9,7 +9,7 @@ The command line is the seed's, plus what a live notebook needs::
     claude --print --agent NAME --input-format stream-json --output-format stream-json --verbose
            --include-partial-messages [--mcp-config <cwd>/.mcp.json] [--permission-mode MODE]
            [--permission-prompt-tool stdio] [--session-id UUID | --resume ID] [--model M]
-           [--json-schema JSON] [extra...]
+           [--json-schema JSON] [--max-turns N] [--max-budget-usd X] [extra...]
 
 ``--json-schema`` belongs to the process (claude offers the model a ``StructuredOutput`` tool with
 that schema for every turn): a runner whose turn asks for another schema starts a new process. An
@@ -17,6 +17,9 @@ agent whose ``tools:`` list lacks ``StructuredOutput`` does not get that tool (c
 answers "No such tool available" and ends the turn with no ``structured_output``), so the agent is
 given again with ``initialize``'s ``agents`` (they win over the agent files, as ``--agents`` does),
 with ``StructuredOutput`` added to its tools: ``agents_with_structured_output``.
+
+``--max-turns`` counts per user message in a persistent process; ``--max-budget-usd`` counts the
+whole process (both measured on 2.1.332; ``agents/limits.py`` says how the runner uses them).
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ class ClaudeLaunch:
     resume_session_id: str | None = None
     model: str | None = None
     json_schema: str | None = None  # the JSON text of the schema every turn of the process answers in
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
     extra_arguments: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -79,6 +84,10 @@ def build_claude_argv(executable: Sequence[str], launch: ClaudeLaunch) -> list[s
         argv += ["--model", launch.model]
     if launch.json_schema is not None:
         argv += ["--json-schema", launch.json_schema]
+    if launch.max_turns is not None:
+        argv += ["--max-turns", str(launch.max_turns)]
+    if launch.max_budget_usd is not None:
+        argv += ["--max-budget-usd", f"{launch.max_budget_usd:g}"]
     argv += list(launch.extra_arguments)
     return argv
 

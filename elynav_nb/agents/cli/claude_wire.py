@@ -7,10 +7,13 @@ command line. Control requests (``initialize``, ``interrupt``, ``set_model``, ..
 
 How data flows::
 
-    open: initialize {hooks: null[, agents]} -> the agents claude knows (an unknown agent fails the start:
+    open: initialize {hooks: the runner's hooks (``hooks.claude_initialize_hooks``) or null[, agents]}
+          -> the agents claude knows (an unknown agent fails the start:
           claude would silently run its default agent instead)
     send_prompt: one ``user`` line with the conversation's session id
     interrupt: the ``interrupt`` control request; permission answers: ``can_use_tool`` responses
+    the CLI's own requests: ``request_servers[subtype](fields)`` (``hook_callback``: the runner's
+          ``HookRunner.serve_claude``; ``mcp_message``: the kernel tool server) -> the answer
 """
 
 from __future__ import annotations
@@ -49,8 +52,10 @@ class ClaudeStreamWire:
         interrupt_timeout: float,
         request_servers: Mapping[str, RequestServer] | None = None,
         agents: Mapping[str, dict[str, Any]] | None = None,
+        initialize_hooks: dict[str, Any] | None = None,
     ) -> None:
         self._session_id = session_id
+        self.initialize_hooks = initialize_hooks
         self.request_servers: dict[str, RequestServer] = dict(request_servers or {})
         self.agents = dict(agents or {})  # definitions sent with initialize: they win over the agent files
         self.agent_name = agent_name
@@ -88,7 +93,7 @@ class ClaudeStreamWire:
     # -- the conversation --------------------------------------------------------------------------
 
     async def open(self, channel: WireChannel) -> None:
-        fields: dict[str, Any] = {"hooks": None}
+        fields: dict[str, Any] = {"hooks": self.initialize_hooks}
         if self.agents:
             fields["agents"] = self.agents
         response = await channel.request("initialize", timeout=self.start_timeout, **fields)

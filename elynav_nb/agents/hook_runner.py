@@ -1,0 +1,211 @@
+"""``HookRunner``: runs a runner's hook callbacks, each within its timeout; a failure denies and is reported.
+
+Where it sits: ``AgentRunner.hooks`` (one per runner). Its callers: claude's wire, through the
+``hook_callback`` request server (``serve_claude``); gemini's and codex exec's hook commands, through the runner's
+``HookCommandServer`` (``serve_command``); and the kernel tool server, through
+``before_tool`` / ``after_tool`` (the contract is in ``hooks.py``'s docstring). The config and the
+decisions are the pure ``hooks.py``; this module only calls the callbacks and times them.
+
+How data flows::
+
+    before_tool(name, input) / after_tool(name, input, response) / serve_claude(fields)
+      -> HookCall -> run(call): the matching callbacks in order (sync: called on the loop;
+         async: awaited under asyncio.wait_for) -> deny ends the run, rewrite feeds the next one
+      -> HookDecision | None; a raise, a wrong answer or a timeout -> deny + HookFailed -> report()
+
+``report`` puts the ``HookFailed`` event into the turn in flight (the runner gives it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from elynav_nb.agents.cli.codex_hooks import codex_hook_output, hook_call_from_codex
+from elynav_nb.agents.cli.gemini_hooks import gemini_hook_output, hook_call_from_gemini
+from elynav_nb.agents.events import AgentEvent, HookFailed
+from elynav_nb.agents.hooks import (
+    HookCall,
+    HookDecision,
+    HookEntry,
+    HookSet,
+    claude_hook_output,
+    deny,
+    hook_call_from_claude,
+    rewrite,
+)
+from elynav_nb.errors import InvalidInput
+
+__all__ = ["HookRunner"]
+
+_MESSAGE_CHARS = 300
+
+
+class HookRunner:
+    """The hooks of one runner (see the module docstring). ``bool(hook_runner)``: any hook at all."""
+
+    def __init__(
+        self,
+        hooks: HookSet,
+        *,
+        report: Callable[[AgentEvent], None] | None = None,
+        session_id: Callable[[], str] | None = None,
+    ) -> None:
+        self.hook_set = hooks
+        self.report = report
+        self._session_id = session_id
+
+    def __bool__(self) -> bool:
+        return bool(self.hook_set)
+
+    def __repr__(self) -> str:
+        described = ", ".join(
+            f"{entry.event}[{entry.matcher or '*'}]:{entry.name}" for entry in self.hook_set.entries
+        )
+        return f"<HookRunner {described or 'no hooks'}>"
+
+    # -- the kernel tool server's entry points ------------------------------------------------------
+
+    async def before_tool(
+        self, tool_name: str, tool_input: Mapping[str, Any], *, tool_use_id: str = "", session_id: str = ""
+    ) -> HookDecision | None:
+        """The ``PreToolUse`` verdict on a call (None: no callback had an opinion)."""
+        call = HookCall(
+            "PreToolUse", tool_name, dict(tool_input), tool_use_id, session_id or self._current_session()
+        )
+        return await self.run(call)
+
+    async def after_tool(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        tool_response: Any,
+        *,
+        tool_use_id: str = "",
+        session_id: str = "",
+    ) -> HookDecision | None:
+        """The ``PostToolUse`` verdict on a call that ran (deny: tell the model the reason)."""
+        call = HookCall(
+            "PostToolUse",
+            tool_name,
+            dict(tool_input),
+            tool_use_id,
+            session_id or self._current_session(),
+            tool_response,
+        )
+        return await self.run(call)
+
+    # -- claude's hook_callback requests -----------------------------------------------------------
+
+    async def serve_claude(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """The answer to one claude ``hook_callback`` request (the wire's request server)."""
+        call = hook_call_from_claude(fields)
+        return claude_hook_output(call.event, await self.run(call))
+
+    # -- command hooks (gemini) ------------------------------------------------------------------------
+
+    async def serve_command(self, cli: str, hook_input: dict[str, Any]) -> dict[str, Any]:
+        """The output a CLI's hook command prints for one hook input (``HookCommandServer``'s serve)."""
+        if cli == "gemini":
+            call = hook_call_from_gemini(hook_input)
+            return gemini_hook_output(call.event, await self.run(call))
+        if cli == "codex":
+            call = hook_call_from_codex(hook_input)
+            return codex_hook_output(call.event, await self.run(call))
+        raise InvalidInput(f"no command hooks for {cli!r}")
+
+    # -- running -------------------------------------------------------------------------------------
+
+    async def run(self, call: HookCall) -> HookDecision | None:
+        """The matching callbacks of ``call.event``, in order (see ``hooks.py`` for the rules)."""
+        current_input = dict(call.tool_input)
+        rewritten = False
+        allowed: HookDecision | None = None
+        for entry in self.hook_set.matching(call.event, call.tool_name):
+            asked = call if not rewritten else _with_input(call, current_input)
+            decision = await self._call_one(entry, asked)
+            if decision is None:
+                continue
+            if decision.behavior == "deny":
+                return decision
+            if decision.behavior == "rewrite":
+                current_input = dict(decision.updated_input or {})
+                rewritten = True
+            else:
+                allowed = decision
+        if rewritten:
+            return rewrite(current_input)
+        return allowed
+
+    async def _call_one(self, entry: HookEntry, call: HookCall) -> HookDecision | None:
+        started = time.monotonic()
+        try:
+            answer: Any = entry.callback(call)
+            if inspect.isawaitable(answer):
+                answer = await asyncio.wait_for(_awaited(answer), timeout=entry.timeout)
+            elif time.monotonic() - started > entry.timeout:
+                return self._failed(
+                    entry,
+                    call,
+                    "HOOK_TIMEOUT",
+                    f"took {time.monotonic() - started:.2f} s, longer than its {entry.timeout:g} s timeout",
+                )
+        except TimeoutError:
+            return self._failed(entry, call, "HOOK_TIMEOUT", f"did not answer within {entry.timeout:g} s")
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # the callback's own failure: a deny, reported
+            return self._failed(entry, call, "HOOK_FAILED", f"raised {type(error).__name__}: {error}")
+        if answer is None or isinstance(answer, HookDecision):
+            if answer is not None and answer.behavior == "rewrite" and call.event != "PreToolUse":
+                return self._failed(
+                    entry, call, "HOOK_FAILED", "returned a rewrite, which only PreToolUse can do"
+                )
+            return answer
+        return self._failed(
+            entry,
+            call,
+            "HOOK_FAILED",
+            f"returned {type(answer).__name__}, not None or a HookDecision (allow(), deny(reason), rewrite(input))",
+        )
+
+    def _failed(self, entry: HookEntry, call: HookCall, code: str, what: str) -> HookDecision:
+        message = _shortened(what)
+        if self.report is not None:
+            self.report(
+                HookFailed(
+                    event=call.event,
+                    tool_name=call.tool_name,
+                    message=message,
+                    code=code,
+                    tool_use_id=call.tool_use_id,
+                    callback=entry.name,
+                )
+            )
+        return deny(f"Denied: the {call.event} hook {entry.name} {message}.")
+
+    def _current_session(self) -> str:
+        return self._session_id() if self._session_id is not None else ""
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def _with_input(call: HookCall, tool_input: dict[str, Any]) -> HookCall:
+    return HookCall(
+        call.event,
+        call.tool_name,
+        dict(tool_input),
+        call.tool_use_id,
+        call.session_id,
+        call.tool_response,
+        call.raw,
+    )
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= _MESSAGE_CHARS else text[: _MESSAGE_CHARS - 1] + "…"
