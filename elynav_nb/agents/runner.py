@@ -57,6 +57,7 @@ from elynav_nb.errors import AgentBusy, InvalidInput, RunnerClosed
 if TYPE_CHECKING:
     import pandas
 
+    from elynav_nb.agents.tools.loopback_server import LoopbackMcpServer
     from elynav_nb.agents.tools.mcp_endpoint import McpToolEndpoint
     from elynav_nb.agents.tools.tool_set import KernelToolSet
 
@@ -197,6 +198,7 @@ class AgentRunner:
         self.keep_deltas = keep_deltas  # read by each new turn
         self.tools: KernelToolSet | None = None
         self.tool_endpoint: McpToolEndpoint | None = None
+        self.tool_server: LoopbackMcpServer | None = None  # codex and gemini: serving from start() to stop()
         if tools is not None:
             from elynav_nb.agents.kernel_tool_server import serve_tools
 

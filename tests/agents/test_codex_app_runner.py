@@ -42,9 +42,7 @@ def workspace(tmp_path) -> Path:
     return folder
 
 
-def fake_runner(
-    workspace: Path, mode: str = "echo", log: Path | None = None, **options
-) -> AgentRunner:
+def fake_runner(workspace: Path, mode: str = "echo", log: Path | None = None, **options) -> AgentRunner:
     environment = {"FAKE_MODE": mode, **({"FAKE_LOG": str(log)} if log else {})}
     runner = AgentRunner(
         options.pop("definition", DEFINITION),

@@ -48,6 +48,7 @@ DOCUMENTED_PARAMETERS = [
     "cli_config",
     "config_home",
     "retry_timeout",
+    "tools",
 ]
 
 

@@ -1,0 +1,124 @@
+"""Kernel tools on the real codex (app-server and exec) and gemini, through the runner's loopback MCP server.
+
+Each test runs once per CLI (``per_turn_cli``): the model (the fake API) calls a kernel tool defined
+here, the CLI reaches the kernel's loopback server with the runner's secret, the tool runs in this
+process, and its result is in the next request the model receives. A DataFrame ``query`` tool and a
+tool that raises go the same way; the secret is in no file of the CLI's home and no argument.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas
+import pytest
+
+from elynav_nb.agents import ToolResult
+from elynav_nb.agents.tools import agent_tool, df_tools, kernel_tools
+from elynav_nb.sandbox.fake_model_api import FakeModelApi
+from elynav_nb.sandbox.fake_model_script import Reply
+
+from .runner_setups import make_runner
+from .setups import plain_workspace
+
+pytestmark = [pytest.mark.real_cli, pytest.mark.anyio]
+
+SEEN: list[str] = []
+
+
+@agent_tool
+def lookup_account(name: str) -> dict[str, object]:
+    """Look an account up by name in the kernel."""
+    SEEN.append(name)
+    return {"account": name, "tier": "gold", "marker": "kernel-answer-7381"}
+
+
+@agent_tool
+def broken_tool(reason: str) -> str:
+    """Always fails."""
+    raise RuntimeError(f"the kernel says no: {reason}")
+
+
+def _model_requests(api: FakeModelApi, cli_name: str) -> list:
+    return api.model_requests("openai" if cli_name == "codex" else "gemini")
+
+
+def _files_holding(folder, text: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """The files under ``folder`` whose bytes hold ``text``."""
+    found = []
+    for root, _, names in os.walk(folder):  # files come and go while the CLI runs: skip those gone
+        for name in names:
+            path = Path(root) / name
+            try:
+                if path.is_file() and text.encode() in path.read_bytes():
+                    found.append(str(path.relative_to(folder)))
+            except OSError:
+                continue
+    return found
+
+
+async def test_the_model_calls_a_kernel_function_and_reads_its_result(
+    per_turn_cli, says_version, isolated_home, tmp_path
+):
+    cli = per_turn_cli
+    says_version(cli)
+    SEEN.clear()
+    script = [Reply.mcp("kernel", "lookup_account", {"name": "Girard"}), Reply.say("Gold it is.")]
+    async with FakeModelApi(script) as api:
+        runner = make_runner(cli, api, plain_workspace(tmp_path), isolated_home, tools=[lookup_account])
+        async with runner:
+            result = await runner.send("look Girard up")
+            server = runner.tool_server
+            assert server is not None and server.is_serving
+            secret, port = server.secret, server.port
+            holding_secret = _files_holding(runner.cli_home, secret)
+            holding_port = _files_holding(runner.cli_home, f"127.0.0.1:{port}/mcp")
+            command_line = " ".join(runner.command_line)
+        requests = _model_requests(api, cli.name)
+
+    assert result.outcome == "completed", f"{result.error} {result.stderr_tail[-1500:]}"
+    assert SEEN == ["Girard"], "the tool ran in this process"
+    [tool_use] = result.tool_uses
+    assert tool_use.name == "mcp__kernel__lookup_account" and tool_use.input == {"name": "Girard"}
+    [tool_result] = [event for event in result.events if isinstance(event, ToolResult)]
+    assert not tool_result.is_error and "kernel-answer-7381" in tool_result.text
+    assert "kernel-answer-7381" in json.dumps(requests[-1].body), "the result reached the model"
+    assert result.text == "Gold it is."
+    assert runner.tool_endpoint is not None and runner.tool_endpoint.calls == 1
+    # the secret reached the CLI through its environment only
+    assert holding_secret == [] and secret not in command_line and holding_port
+    assert not server.is_serving, "stop() closed the server"
+
+
+async def test_a_frame_query_tool_and_a_tool_that_raises(per_turn_cli, says_version, isolated_home, tmp_path):
+    cli = per_turn_cli
+    says_version(cli)
+    frame = pandas.DataFrame(
+        {"name": ["Atelier Girard", "Boulangerie Moreau", "Cabinet Petit"], "score": [31, 97, 55]}
+    )
+    tools = kernel_tools(df_tools(frame, name="accounts"), broken_tool)
+    script = [
+        Reply.mcp("kernel", "accounts_query", {"expression": "score > 90"}),
+        Reply.mcp("kernel", "broken_tool", {"reason": "testing"}),
+        Reply.say("Done."),
+    ]
+    async with FakeModelApi(script) as api:
+        runner = make_runner(cli, api, plain_workspace(tmp_path), isolated_home, tools=tools)
+        async with runner:
+            result = await runner.send("who scores over 90?")
+        requests = _model_requests(api, cli.name)
+
+    assert result.outcome == "completed", f"{result.error} {result.stderr_tail[-1500:]}"
+    results = [event for event in result.events if isinstance(event, ToolResult)]
+    assert len(results) == 2, [event.kind for event in result.events]
+    queried, broken = results
+    assert (
+        not queried.is_error and "Boulangerie Moreau" in queried.text and "Cabinet Petit" not in queried.text
+    )
+    assert broken.is_error and "the kernel says no: testing" in broken.text
+    bodies = [json.dumps(request.body) for request in requests]
+    assert any("Boulangerie Moreau" in body for body in bodies[1:]), "the query's rows reached the model"
+    assert "the kernel says no: testing" in bodies[-1], "the tool's error reached the model"
+    assert result.text == "Done."
