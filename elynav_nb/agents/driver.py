@@ -99,7 +99,12 @@ class Driver(ABC):
             self.start_lock = asyncio.Lock()
         async with self.start_lock:
             await self.serve_kernel_tools()
-            await self.prepare()
+            try:
+                await self.prepare()
+            except BaseException:
+                if not self.is_running:
+                    await self.stop_kernel_tools()  # a start that failed leaves no port open
+                raise
 
     async def serve_kernel_tools(self) -> None:
         """Start the runner's loopback tool server (codex, gemini with ``tools=``) on this loop, once per start.
