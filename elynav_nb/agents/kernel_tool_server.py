@@ -1,7 +1,7 @@
 """How a runner serves its kernel tools to its CLI: the MCP server ``kernel``, inside the kernel process.
 
 Where it sits: ``AgentRunner(tools=...)`` calls ``serve_tools`` once (the set and its ``McpToolEndpoint``);
-the launchers ask this module what to put on the command line. The transport per CLI:
+the launchers ask this module what to put on the command line. The transport per CLI, and why:
 
 - claude (stream-json): an SDK MCP server, as claude-agent-sdk's ``create_sdk_mcp_server`` does:
   ``--mcp-config {"mcpServers": {"kernel": {"type": "sdk", "name": "kernel"}}}``, and the CLI's MCP
@@ -11,6 +11,19 @@ the launchers ask this module what to put on the command line. The transport per
   no permission (the runner's hooks still see every call). An agent whose definition lists its
   tools would not see the server (claude filters tools by the agent's list), so that definition is
   sent again with ``initialize`` (``agents``: it wins over the agent file) with ``mcp__kernel`` added.
+
+- codex (app-server and exec) and gemini: they reach MCP servers over stdio or HTTP only, so the
+  driver starts a ``LoopbackMcpServer`` (``agents/tools/loopback_server.py``: MCP streamable HTTP on
+  127.0.0.1, on the runner's loop) with the runner and stops it with the runner; a secret per start,
+  sent as ``Authorization: Bearer`` and carried to the CLI in ``ELYNAV_KERNEL_TOOLS_TOKEN`` only. The
+  CLI's config names it (``cli/codex_launch.kernel_tools_table``: ``[mcp_servers.kernel] url`` +
+  ``bearer_token_env_var``, approved without asking, the variable kept out of codex's commands;
+  ``cli/gemini_launch.kernel_tools_settings``: ``mcpServers.kernel.httpUrl`` + a
+  ``${ELYNAV_KERNEL_TOOLS_TOKEN}`` header gemini expands, ``trust: true``). Names as the model sees
+  them (checked on codex-cli 0.171.0 and gemini 0.61.0): codex defers MCP tools behind its
+  ``tool_search`` and calls ``{"namespace": "mcp__kernel", "name": "<tool>"}``; gemini calls
+  ``mcp_kernel_<tool>`` (a name over 63 characters would be cut: refused, as is one a ``kernel_*``
+  server of ``.mcp.json`` could shadow). A ``.mcp.json`` server named ``kernel`` is refused on every CLI.
 
 How a call flows (claude)::
 

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from elynav_nb._logging import WIRE_LOGGER_NAME
 from elynav_nb.agents.adapter_settings import adapter_settings
+from elynav_nb.agents.cli.gemini_launch import KERNEL_TOKEN_NOTE
 from elynav_nb.agents.cli.per_turn_launch import TurnCommand
 from elynav_nb.agents.cli_adapter import PerTurnAdapter, PerTurnDecoder, PerTurnSettings, merged_limitations
 from elynav_nb.agents.codex_adapter import CodexAdapter
@@ -112,6 +113,8 @@ class PerTurnDriver(Driver):
         self._notes: list[str] = list(_CLI_NOTES.get(runner.cli_name, ()))
         if runner.permission_handler is not None:
             self._notes.append("the permission handler is never called: a process per turn has no prompts")
+        if runner.tools is not None and runner.cli_name == "gemini":
+            self._notes.append(KERNEL_TOKEN_NOTE)
 
     @property
     def adapter(self) -> PerTurnAdapter | None:

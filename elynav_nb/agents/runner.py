@@ -105,9 +105,15 @@ class AgentRunner:
     ``config_home`` (the runner's own CLI home); claude refuses them.
 
     Kernel tools: ``tools`` (a ``kernel_tools(...)`` set, or functions, ``KernelTool`` objects and
-    sets in a list) are served to the agent from this kernel as the MCP server ``kernel``: the
-    agent calls them as ``mcp__kernel__<name>`` (claude, codex), and they run here, on this loop,
-    while the turn streams (``runner.tool_endpoint.calls`` counts the calls).
+    sets in a list) are served to the agent from this kernel as the MCP server ``kernel``, and run
+    here, on this loop, while the turn streams (``runner.tool_endpoint.calls`` counts the calls).
+    claude reaches them on its stream-json pipe (SDK MCP server: no port). codex and gemini reach MCP
+    servers over stdio or HTTP only, so they get ``runner.tool_server``: MCP streamable HTTP on
+    127.0.0.1 in this process (a free port, from ``start()`` to ``stop()``), which takes no call
+    without this runner's secret; the secret reaches the CLI in its environment only. The agent
+    calls them as ``mcp__kernel__<name>`` (claude; codex: namespace ``mcp__kernel``) or
+    ``mcp_kernel_<name>`` (gemini), without a permission prompt in any mode; events name them
+    ``mcp__kernel__<name>`` on every CLI.
     """
 
     def __init__(

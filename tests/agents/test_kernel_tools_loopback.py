@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from elynav_nb.agents import AgentDefinition, AgentRunner
+from elynav_nb.agents.cli.codex_launch import render_toml
 from elynav_nb.agents.cli.gemini_launch import gemini_mcp_tool_name
 from elynav_nb.agents.tools import agent_tool, kernel_tools
 from elynav_nb.errors import InvalidInput
@@ -291,3 +293,22 @@ def test_a_forgotten_stop_closes_the_server_when_asyncio_run_ends(tmp_path, work
     assert finished.returncode == 0, finished.stderr
     assert finished.stdout.splitlines() == ['tool said: "pong"', "closed False"]
     assert "Event loop is closed" not in finished.stderr and "Traceback" not in finished.stderr
+
+
+@pytest.mark.parametrize("cli", CLIS)
+async def test_the_secret_is_never_logged(cli, workspace, caplog) -> None:
+    caplog.set_level(logging.DEBUG, logger="elynav_nb")
+    runner = tool_runner(cli, workspace, [account_tier], "account_tier", {"name": "Girard"})
+    async with runner:
+        result = await runner.send("which tier?")
+        assert runner.tool_server is not None
+        secret = runner.tool_server.secret
+    assert result.outcome == "completed"
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "kernel tool server POST /mcp -> 200" in logged
+    assert secret not in logged
+
+
+def test_a_codex_table_of_values_and_sub_tables_renders_as_toml() -> None:
+    text = render_toml({"model": "m", "policy": {"exclude": ["A"], "inner": {"x": 1}}})
+    assert tomllib.loads(text) == {"model": "m", "policy": {"exclude": ["A"], "inner": {"x": 1}}}

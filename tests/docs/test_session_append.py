@@ -19,7 +19,9 @@ async def sandbox() -> Any:
         yield running
 
 
-async def test_three_appends_come_out_in_order_and_insert_without_after_goes_on_top(sandbox: DocsSandbox) -> None:
+async def test_three_appends_come_out_in_order_and_insert_without_after_goes_on_top(
+    sandbox: DocsSandbox,
+) -> None:
     document = sandbox.create_document("Notes")
     async with DocsSession.open(sandbox.document_link(document.id), sandbox.credentials()) as doc:
         for text in ("un", "deux", "trois"):

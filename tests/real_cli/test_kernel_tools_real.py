@@ -20,7 +20,7 @@ from elynav_nb.agents.tools import agent_tool, df_tools, kernel_tools
 from elynav_nb.sandbox.fake_model_api import FakeModelApi
 from elynav_nb.sandbox.fake_model_script import Reply
 
-from .runner_setups import make_runner
+from .runner_setups import agent_definition, make_runner
 from .setups import plain_workspace
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.anyio]
@@ -122,3 +122,56 @@ async def test_a_frame_query_tool_and_a_tool_that_raises(per_turn_cli, says_vers
     assert any("Boulangerie Moreau" in body for body in bodies[1:]), "the query's rows reached the model"
     assert "the kernel says no: testing" in bodies[-1], "the tool's error reached the model"
     assert result.text == "Done."
+
+
+async def test_the_agents_own_commands_and_an_asking_runner(
+    per_turn_cli, says_version, isolated_home, tmp_path
+):
+    """The secret and the commands the agent runs; the tools called without a prompt where the runner asks.
+
+    codex: its commands do not see the secret (``shell_environment_policy.exclude``); gemini hands them
+    its whole environment, which ``runner.limitations`` says. A definition that lists its tools and
+    ``permission_prompts=True`` (codex app-server: approval policy ``untrusted``; exec and gemini: the
+    safest mode) still gets the kernel tools, run without a prompt: the user handed them over.
+    """
+    cli = per_turn_cli
+    says_version(cli)
+    SEEN.clear()
+    definition = agent_definition(tools=("Read", "Bash"), permission_mode="bypassPermissions")
+    script = [Reply.shell("env"), Reply.say("Listed.")]
+    async with FakeModelApi(script) as api:
+        runner = make_runner(
+            cli, api, plain_workspace(tmp_path), isolated_home, definition, tools=[lookup_account]
+        )
+        async with runner:
+            listed = await runner.send("list the environment")
+            assert runner.tool_server is not None
+            secret = runner.tool_server.secret
+        asking_definition = agent_definition(tools=("Read",))
+        api.script.extend([Reply.mcp("kernel", "lookup_account", {"name": "Moreau"}), Reply.say("Asked.")])
+        asking = make_runner(
+            cli,
+            api,
+            plain_workspace(tmp_path),
+            isolated_home,
+            asking_definition,
+            tools=[lookup_account],
+            permission_prompts=True,
+        )
+        async with asking:
+            called = await asking.send("look Moreau up")
+            prompts = list(asking.pending_permissions)
+
+    assert listed.outcome == "completed", listed.error
+    [shell_result] = [event for event in listed.events if isinstance(event, ToolResult)]
+    assert "PATH=" in shell_result.text, "the command ran and printed the environment"
+    token_note = [note for note in runner.limitations if "ELYNAV_KERNEL_TOOLS_TOKEN" in note]
+    if cli.name == "codex":
+        assert secret not in shell_result.text and "ELYNAV_KERNEL_TOOLS_TOKEN" not in shell_result.text
+        assert not token_note
+    else:  # gemini: no way to keep one variable from its commands without redacting every secret-like one
+        assert secret in shell_result.text and token_note
+    assert called.outcome == "completed", f"{called.error} {called.stderr_tail[-1500:]}"
+    assert SEEN == ["Moreau"] and not prompts
+    [tool_result] = [event for event in called.events if isinstance(event, ToolResult)]
+    assert "kernel-answer-7381" in tool_result.text and called.text == "Asked."

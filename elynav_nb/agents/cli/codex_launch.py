@@ -16,7 +16,10 @@ resume`` has no ``-s``): ``allow_login_shell = false`` (tool commands keep the r
 ``rules/elynav.rules`` (the definition's ``Bash(<command>:*)`` rules as exec-policy ``allow`` rules),
 ``[mcp_servers.<name>]`` (``required = true``: without it codex does not wait for a slow server
 and the model's tool search finds nothing; ``default_tools_approval_mode = "approve"``: exec has no
-one to ask; ``enabled_tools`` from the definition), and, when ``provider_base_url`` is given, a
+one to ask; ``enabled_tools`` from the definition), ``[mcp_servers.kernel]`` when the runner has
+kernel tools (``kernel_tools_table``: its loopback URL, the secret read from
+``ELYNAV_KERNEL_TOOLS_TOKEN``, which ``shell_environment_policy.exclude`` keeps out of the commands
+codex runs and of its shell snapshot), and, when ``provider_base_url`` is given, a
 model provider ``elynav`` speaking the Responses API there (``env_key = "CODEX_API_KEY"``, the
 variable ``codex exec`` reads: ``OPENAI_API_KEY`` is copied into it when only that one is set).
 

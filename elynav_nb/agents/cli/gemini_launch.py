@@ -10,7 +10,8 @@ One process per turn (design note ``codex-gemini-protocol.md`` §2)::
     gemini --output-format stream-json --approval-mode MODE [-m MODEL] [--resume <session id>] -p PROMPT   </dev/null
 
 The runner home holds ``.gemini/settings.json`` (``mcpServers`` from the workspace's ``.mcp.json``
-with ``trust: true`` and ``includeTools`` from the definition; ``tools.core`` / ``tools.allowed``
+with ``trust: true`` and ``includeTools`` from the definition, and ``kernel``, the runner's loopback
+tool server, when it has kernel tools: ``kernel_tools_settings``; ``tools.core`` / ``tools.allowed``
 mapped from the definition's claude tool names; the auth type ``gemini-api-key`` when a key or
 base URL is used: without it a base URL makes gemini pick ``gateway`` auth and exit 41) and
 ``.gemini/GEMINI.md``, the agent's system prompt (gemini appends its global context file to its
@@ -45,6 +46,7 @@ from elynav_nb.errors import InvalidInput
 
 __all__ = [
     "CLAUDE_TO_GEMINI_TOOLS",
+    "KERNEL_TOKEN_NOTE",
     "GeminiRunnerPlan",
     "build_gemini_turn",
     "gemini_mcp_tool_name",
@@ -69,6 +71,11 @@ CLAUDE_TO_GEMINI_TOOLS = {
 _APPROVAL_MODES = {"bypassPermissions": "yolo", "acceptEdits": "auto_edit", "plan": "plan"}
 _CLAUDE_MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "inherit", "opusplan", "default"})
 MCP_TIMEOUT_MS = 60_000
+KERNEL_TOKEN_NOTE = (
+    "gemini hands its whole environment to its shell commands and stdio MCP servers, the kernel tool"
+    " server's secret (ELYNAV_KERNEL_TOOLS_TOKEN) included: what the agent runs could call the kernel"
+    " tools it already has (gemini's environment redaction would strip every secret-like variable)"
+)
 GEMINI_TOOL_NAME_LIMIT = 63  # gemini cuts a longer MCP tool name (and then asks before calling it)
 _NOT_IN_A_TOOL_NAME = re.compile(r"[^a-zA-Z0-9_\-.:]")
 
