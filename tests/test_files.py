@@ -97,7 +97,9 @@ def test_a_failed_rename_keeps_the_old_file_and_removes_the_temporary(
     assert os.listdir(tmp_path) == ["kept.txt"]
 
 
-def test_an_interrupt_during_fsync_leaves_no_temporary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupt_during_fsync_leaves_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def interrupted_fsync(descriptor: int) -> None:
         raise KeyboardInterrupt
 

@@ -45,7 +45,13 @@ from typing import Any, Protocol
 
 from elynav_nb._files import write_atomically
 from elynav_nb.agents.cli.per_turn_codec import TurnVerdict
-from elynav_nb.agents.cli.per_turn_launch import ConfigFile, McpServer, TurnCommand, read_mcp_servers
+from elynav_nb.agents.cli.per_turn_launch import (
+    ConfigFile,
+    KernelToolsServer,
+    McpServer,
+    TurnCommand,
+    read_mcp_servers,
+)
 from elynav_nb.agents.events import AgentEvent
 from elynav_nb.agents.locate import CliCommand, CliName
 from elynav_nb.agents.output_schema import OutputSchema
@@ -97,6 +103,7 @@ class PerTurnSettings:
     environment_overrides: Mapping[str, str] = field(default_factory=dict, repr=False)
     cli_config: Mapping[str, Any] = field(default_factory=dict)
     extra_arguments: tuple[str, ...] = ()
+    kernel_tools: KernelToolsServer | None = None  # the runner's loopback tool server, once it serves
 
     @property
     def child_environment(self) -> dict[str, str]:

@@ -70,6 +70,7 @@ class CodexAdapter(PerTurnAdapter):
             parent_environment=environment,
             extra_arguments=(*codex_config_arguments(settings.cli_config), *settings.extra_arguments),
             asks_for_approval=self.asks_for_approval,
+            kernel_tools=settings.kernel_tools,
         )
         return plan, (*notes, *plan.limitations)
 

@@ -101,7 +101,40 @@ class Driver(ABC):
         if self.start_lock is None:
             self.start_lock = asyncio.Lock()
         async with self.start_lock:
-            await self.prepare()
+            await self.serve_kernel_tools()
+            try:
+                await self.prepare()
+            except BaseException:
+                if not self.is_running:
+                    await self.stop_kernel_tools()  # a start that failed leaves no port open
+                raise
+
+    async def serve_kernel_tools(self) -> None:
+        """Start the runner's loopback tool server (codex, gemini with ``tools=``) on this loop, once per start.
+
+        A new server (a new port and secret) means new CLI files: ``replan`` has them written again.
+        claude gets its tools on its own pipe and needs no server.
+        """
+        runner = self.runner
+        if runner.tool_endpoint is None or runner.cli_name == "claude":
+            return
+        if runner.tool_server is not None and runner.tool_server.is_serving:
+            return
+        from elynav_nb.agents.tools.loopback_server import LoopbackMcpServer
+
+        server = LoopbackMcpServer(runner.tool_endpoint)
+        await server.start()
+        runner.tool_server = server
+        self.replan()
+
+    async def stop_kernel_tools(self) -> None:
+        """Close the tool server: its port, every connection, any call in flight (idempotent)."""
+        server = self.runner.tool_server
+        if server is not None:
+            await server.stop()
+
+    def replan(self) -> None:
+        """Have the CLI's files written again at the next start (a driver that writes them once says how)."""
 
     def _guard_the_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         """A task that stops the CLI when the loop ends with the runner still started.
@@ -123,8 +156,11 @@ class Driver(ABC):
             try:
                 for task in list(self.background):
                     task.cancel()
-                await self.stop_process()
-                await self.close_services()
+                try:
+                    await self.stop_process()
+                finally:
+                    await self.stop_kernel_tools()
+                    await self.close_services()
             finally:
                 self.runner.status = "closed"
             raise
@@ -322,13 +358,16 @@ class Driver(ABC):
         stopping = self.stopping
         if stopping is not None and not stopping.done():
             await asyncio.shield(stopping)
-        if self.start_lock is not None:
-            async with (
-                self.start_lock
-            ):  # a start under way ends first (bounded), so its process is stopped too
+        try:
+            if self.start_lock is not None:
+                async with (
+                    self.start_lock
+                ):  # a start under way ends first (bounded), so its process is stopped too
+                    await self.stop_process()
+            else:
                 await self.stop_process()
-        else:
-            await self.stop_process()
+        finally:
+            await self.stop_kernel_tools()  # after the CLI: it may still be calling a tool as it stops
         for task in list(self.background):
             task.cancel()
         await self.close_services()

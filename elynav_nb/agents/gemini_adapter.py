@@ -74,6 +74,7 @@ class GeminiAdapter(PerTurnAdapter):
             parent_environment=environment,
             extra_settings=extra_settings,
             extra_arguments=settings.extra_arguments,
+            kernel_tools=settings.kernel_tools,
         )
         return plan, (*notes, *plan.limitations)
 

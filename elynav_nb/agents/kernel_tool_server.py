@@ -1,7 +1,7 @@
 """How a runner serves its kernel tools to its CLI: the MCP server ``kernel``, inside the kernel process.
 
 Where it sits: ``AgentRunner(tools=...)`` calls ``serve_tools`` once (the set and its ``McpToolEndpoint``);
-the launchers ask this module what to put on the command line. The transport per CLI:
+the launchers ask this module what to put on the command line. The transport per CLI, and why:
 
 - claude (stream-json): an SDK MCP server, as claude-agent-sdk's ``create_sdk_mcp_server`` does:
   ``--mcp-config {"mcpServers": {"kernel": {"type": "sdk", "name": "kernel"}}}``, and the CLI's MCP
@@ -11,6 +11,19 @@ the launchers ask this module what to put on the command line. The transport per
   no permission (the runner's hooks still see every call). An agent whose definition lists its
   tools would not see the server (claude filters tools by the agent's list), so that definition is
   sent again with ``initialize`` (``agents``: it wins over the agent file) with ``mcp__kernel`` added.
+
+- codex (app-server and exec) and gemini: they reach MCP servers over stdio or HTTP only, so the
+  driver starts a ``LoopbackMcpServer`` (``agents/tools/loopback_server.py``: MCP streamable HTTP on
+  127.0.0.1, on the runner's loop) with the runner and stops it with the runner; a secret per start,
+  sent as ``Authorization: Bearer`` and carried to the CLI in ``ELYNAV_KERNEL_TOOLS_TOKEN`` only. The
+  CLI's config names it (``cli/codex_launch.kernel_tools_table``: ``[mcp_servers.kernel] url`` +
+  ``bearer_token_env_var``, approved without asking, the variable kept out of codex's commands;
+  ``cli/gemini_launch.kernel_tools_settings``: ``mcpServers.kernel.httpUrl`` + a
+  ``${ELYNAV_KERNEL_TOOLS_TOKEN}`` header gemini expands, ``trust: true``). Names as the model sees
+  them (checked on codex-cli 0.171.0 and gemini 0.61.0): codex defers MCP tools behind its
+  ``tool_search`` and calls ``{"namespace": "mcp__kernel", "name": "<tool>"}``; gemini calls
+  ``mcp_kernel_<tool>`` (a name over 63 characters would be cut: refused, as is one a ``kernel_*``
+  server of ``.mcp.json`` could shadow). A ``.mcp.json`` server named ``kernel`` is refused on every CLI.
 
 How a call flows (claude)::
 
@@ -24,16 +37,21 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elynav_nb.agents.agent_definition import AgentDefinition
 from elynav_nb.agents.tools.kernel_tool import KernelTool
-from elynav_nb.agents.tools.mcp_endpoint import McpToolEndpoint
+from elynav_nb.agents.tools.mcp_endpoint import GateVerdict, McpToolEndpoint
+from elynav_nb.agents.tools.outcome import ToolOutcome
 from elynav_nb.agents.tools.tool_set import KernelToolSet, kernel_tools
 from elynav_nb.errors import InvalidInput
 
+if TYPE_CHECKING:
+    from elynav_nb.agents.hook_runner import HookRunner
+
 __all__ = [
     "KERNEL_SERVER_NAME",
+    "apply_hooks",
     "agents_with_kernel_tools",
     "check_server_name_free",
     "claude_tool_flags",
@@ -63,6 +81,33 @@ def serve_tools(
     if not len(tool_set):
         raise InvalidInput("tools= was given no tool: leave it out, or pass kernel_tools(f, g, ...)")
     return tool_set, McpToolEndpoint(tool_set, KERNEL_SERVER_NAME)
+
+
+def apply_hooks(endpoint: McpToolEndpoint, hooks: HookRunner) -> None:
+    """Run the runner's PreToolUse / PostToolUse callbacks on each kernel tool call (where the CLI runs none).
+
+    The callbacks see the tool by the name the model uses (``mcp__kernel__<name>``): a deny answers a
+    tool error holding the reason (before: the function does not run; after: the result is withheld),
+    a rewrite runs the function with the new input. A failing callback denies (``HookRunner``).
+    """
+
+    def qualified(name: str) -> str:
+        return f"mcp__{endpoint.server_name}__{name}"
+
+    async def before(name: str, arguments: Mapping[str, Any]) -> GateVerdict:
+        decision = await hooks.before_tool(qualified(name), arguments)
+        if decision is None or decision.behavior == "allow":
+            return GateVerdict(allowed=True)
+        if decision.denied:
+            return GateVerdict(allowed=False, reason=decision.reason)
+        return GateVerdict(allowed=True, arguments=decision.updated_input)
+
+    async def after(name: str, arguments: Mapping[str, Any], outcome: ToolOutcome) -> str:
+        decision = await hooks.after_tool(qualified(name), arguments, outcome.structured)
+        return decision.reason if decision is not None and decision.denied else ""
+
+    endpoint.gate = before
+    endpoint.result_gate = after
 
 
 def claude_tool_flags(endpoint: McpToolEndpoint) -> list[str]:

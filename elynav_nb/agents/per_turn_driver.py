@@ -59,6 +59,7 @@ from elynav_nb.agents.cli.codex_hooks import (
     workspace_codex_hooks,
 )
 from elynav_nb.agents.cli.gemini_hooks import gemini_hook_settings
+from elynav_nb.agents.cli.gemini_launch import KERNEL_TOKEN_NOTE
 from elynav_nb.agents.cli.per_turn_launch import TurnCommand
 from elynav_nb.agents.cli_adapter import PerTurnAdapter, PerTurnDecoder, PerTurnSettings, merged_limitations
 from elynav_nb.agents.codex_adapter import CodexAdapter
@@ -136,6 +137,8 @@ class PerTurnDriver(Driver):
             self._notes.append("the permission handler is never called: a process per turn has no prompts")
         if runner.hooks:
             self._notes.append(_HOOKS_NOTES[runner.cli_name])
+        if runner.tools is not None and runner.cli_name == "gemini":
+            self._notes.append(KERNEL_TOKEN_NOTE)
 
     @property
     def adapter(self) -> PerTurnAdapter | None:

@@ -68,6 +68,7 @@ from elynav_nb.errors import AgentBusy, InvalidInput, RunnerClosed
 if TYPE_CHECKING:
     import pandas
 
+    from elynav_nb.agents.tools.loopback_server import LoopbackMcpServer
     from elynav_nb.agents.tools.mcp_endpoint import McpToolEndpoint
     from elynav_nb.agents.tools.tool_set import KernelToolSet
 
@@ -115,9 +116,15 @@ class AgentRunner:
     ``config_home`` (the runner's own CLI home); claude refuses them.
 
     Kernel tools: ``tools`` (a ``kernel_tools(...)`` set, or functions, ``KernelTool`` objects and
-    sets in a list) are served to the agent from this kernel as the MCP server ``kernel``: the
-    agent calls them as ``mcp__kernel__<name>`` (claude, codex), and they run here, on this loop,
-    while the turn streams (``runner.tool_endpoint.calls`` counts the calls).
+    sets in a list) are served to the agent from this kernel as the MCP server ``kernel``, and run
+    here, on this loop, while the turn streams (``runner.tool_endpoint.calls`` counts the calls).
+    claude reaches them on its stream-json pipe (SDK MCP server: no port). codex and gemini reach MCP
+    servers over stdio or HTTP only, so they get ``runner.tool_server``: MCP streamable HTTP on
+    127.0.0.1 in this process (a free port, from ``start()`` to ``stop()``), which takes no call
+    without this runner's secret; the secret reaches the CLI in its environment only. The agent
+    calls them as ``mcp__kernel__<name>`` (claude; codex: namespace ``mcp__kernel``) or
+    ``mcp_kernel_<name>`` (gemini), without a permission prompt in any mode; events name them
+    ``mcp__kernel__<name>`` on every CLI.
 
     Hooks: ``hooks`` maps ``"PreToolUse"`` / ``"PostToolUse"`` to a callback (sync or async, called
     with a ``HookCall``), a ``(matcher, callback)`` pair, a ``HookMatcher`` or a list of them; a
@@ -225,6 +232,7 @@ class AgentRunner:
         self.keep_deltas = keep_deltas  # read by each new turn
         self.tools: KernelToolSet | None = None
         self.tool_endpoint: McpToolEndpoint | None = None
+        self.tool_server: LoopbackMcpServer | None = None  # codex and gemini: serving from start() to stop()
         if tools is not None:
             from elynav_nb.agents.kernel_tool_server import serve_tools
 
@@ -234,6 +242,10 @@ class AgentRunner:
             report=self._report_hook_event,
             session_id=lambda: self.session_id,
         )
+        if self.tool_endpoint is not None and self.hooks and not self.capabilities.native_tool_hooks:
+            from elynav_nb.agents.kernel_tool_server import apply_hooks
+
+            apply_hooks(self.tool_endpoint, self.hooks)  # the CLI runs no hooks: the kernel server does
         self.limits = self._checked_limits(check_limits(max_turns, max_budget_usd))
         self.process_limits: TurnLimits = self.limits  # the bounds on the CLI's command line (claude)
 

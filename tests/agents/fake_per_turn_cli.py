@@ -16,6 +16,10 @@ and answers one turn according to ``FAKE_MODE``:
   api-error   end the turn with the CLI's error line (codex turn.failed, gemini result error)
   warn        two non-fatal error lines (a reconnect, a warning), then a normal answer
   tools       five rounds of one shell tool call each (0.3 s apart), then a normal answer
+  kernel-tool call the kernel tool ``$FAKE_TOOL`` (arguments: ``$FAKE_TOOL_ARGUMENTS``, JSON) as the real
+              CLI does: the ``kernel`` server of its config (codex ``config.toml`` url +
+              ``bearer_token_env_var``; gemini ``settings.json`` httpUrl + headers, ``${VAR}``
+              expanded), MCP over streamable HTTP; the tool's text is the answer
 
 In echo mode a prompt holding ``@json <text>`` is answered ``<text>`` (up to the end of its line).
 Every run appends its argv (JSON) to ``$FAKE_ARGV_LOG`` when set.
@@ -29,6 +33,9 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
+import urllib.error
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -110,6 +117,113 @@ def main() -> None:
         emit({"type": "init", "session_id": conversation_id, "model": "fake-gemini"})
         emit({"type": "message", "role": "user", "content": prompt})
     run_mode(prompt, turn_number)
+
+
+def kernel_server() -> tuple[str, dict[str, str]]:
+    """The URL and headers of the ``kernel`` MCP server in this CLI's config."""
+    if FLAVOUR == "codex":
+        config = tomllib.loads((Path(os.environ["CODEX_HOME"]) / "config.toml").read_text(encoding="utf-8"))
+        server = config["mcp_servers"]["kernel"]
+        return server["url"], {
+            "Authorization": f"Bearer {os.environ.get(server['bearer_token_env_var'], '')}"
+        }
+    settings_file = Path(os.environ["GEMINI_CLI_HOME"]) / ".gemini" / "settings.json"
+    server = json.loads(settings_file.read_text(encoding="utf-8"))["mcpServers"]["kernel"]
+    headers = {}
+    for name, value in server.get("headers", {}).items():
+        for variable, variable_value in os.environ.items():
+            value = value.replace("${" + variable + "}", variable_value)
+        headers[name] = value
+    return server["httpUrl"], headers
+
+
+def mcp_post(url: str, headers: dict[str, str], message: dict) -> tuple[int, dict, dict]:
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(message).encode(),
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **headers,
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body = response.read()
+            return response.status, dict(response.headers), json.loads(body) if body else {}
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), {}
+
+
+def call_kernel_tool(name: str, arguments: dict) -> tuple[str, bool]:
+    url, headers = kernel_server()
+    initialize = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "fake", "version": "1"},
+    }
+    status, response_headers, _ = mcp_post(
+        url, headers, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}
+    )
+    if status != 200:
+        return f"kernel server refused initialize: HTTP {status}", True
+    session = {key.lower(): value for key, value in response_headers.items()}["mcp-session-id"]
+    headers = {**headers, "Mcp-Session-Id": session}
+    mcp_post(url, headers, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    call = {"name": name, "arguments": arguments}
+    status, _, answer_body = mcp_post(
+        url, headers, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+    )
+    if status != 200:
+        return f"kernel server refused the call: HTTP {status}", True
+    result = answer_body["result"]
+    return "".join(part.get("text", "") for part in result["content"]), bool(result.get("isError"))
+
+
+def run_kernel_tool(turn_number: int) -> None:
+    name = os.environ["FAKE_TOOL"]
+    arguments = json.loads(os.environ.get("FAKE_TOOL_ARGUMENTS") or "{}")
+    if FLAVOUR == "codex":
+        item = {
+            "id": "item_0",
+            "type": "mcp_tool_call",
+            "server": "kernel",
+            "tool": name,
+            "arguments": arguments,
+        }
+        emit(
+            {"type": "item.started", "item": {**item, "result": None, "error": None, "status": "in_progress"}}
+        )
+        text, is_error = call_kernel_tool(name, arguments)
+        content = {"content": [{"type": "text", "text": text}], "structured_content": None}
+        done = (
+            {"result": None, "error": {"message": text}} if is_error else {"result": content, "error": None}
+        )
+        emit(
+            {
+                "type": "item.completed",
+                "item": {**item, **done, "status": "failed" if is_error else "completed"},
+            }
+        )
+    else:
+        tool_id = f"mcp_kernel_{name}__1"
+        emit(
+            {
+                "type": "tool_use",
+                "tool_name": f"mcp_kernel_{name}",
+                "tool_id": tool_id,
+                "parameters": arguments,
+            }
+        )
+        text, is_error = call_kernel_tool(name, arguments)
+        result = {"type": "tool_result", "tool_id": tool_id, "status": "error" if is_error else "success"}
+        if is_error:
+            result["error"] = {"type": "mcp_tool_error", "message": text}
+        else:
+            result["output"] = text
+        emit(result)
+    answer(f"tool said: {text}", turn_number)
 
 
 def answer(text: str, turn_number: int) -> None:
@@ -216,6 +330,8 @@ def run_mode(prompt: str, turn_number: int) -> None:
                 }
             )
         answer(f"echo: {prompt[-60:]} (turn {turn_number})", turn_number)
+    elif MODE == "kernel-tool":
+        run_kernel_tool(turn_number)
     elif MODE == "api-error":
         if FLAVOUR == "codex":
             emit({"type": "error", "message": "unexpected status 400 (fake)"})

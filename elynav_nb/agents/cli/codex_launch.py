@@ -16,7 +16,10 @@ resume`` has no ``-s``): ``allow_login_shell = false`` (tool commands keep the r
 ``rules/elynav.rules`` (the definition's ``Bash(<command>:*)`` rules as exec-policy ``allow`` rules),
 ``[mcp_servers.<name>]`` (``required = true``: without it codex does not wait for a slow server
 and the model's tool search finds nothing; ``default_tools_approval_mode = "approve"``: exec has no
-one to ask; ``enabled_tools`` from the definition), and, when ``provider_base_url`` is given, a
+one to ask; ``enabled_tools`` from the definition), ``[mcp_servers.kernel]`` when the runner has
+kernel tools (``kernel_tools_table``: its loopback URL, the secret read from
+``ELYNAV_KERNEL_TOOLS_TOKEN``, which ``shell_environment_policy.exclude`` keeps out of the commands
+codex runs and of its shell snapshot), and, when ``provider_base_url`` is given, a
 model provider ``elynav`` speaking the Responses API there (``env_key = "CODEX_API_KEY"``, the
 variable ``codex exec`` reads: ``OPENAI_API_KEY`` is copied into it when only that one is set).
 
@@ -38,6 +41,7 @@ from typing import Any
 
 from elynav_nb.agents.cli.per_turn_launch import (
     ConfigFile,
+    KernelToolsServer,
     McpServer,
     TurnCommand,
     bash_rule_prefix,
@@ -53,6 +57,7 @@ __all__ = [
     "build_codex_turn",
     "codex_child_environment",
     "exec_policy_rules",
+    "kernel_tools_table",
     "codex_config_arguments",
     "plan_codex_runner",
     "render_toml",
@@ -87,16 +92,18 @@ def _toml_value(value: Any) -> str:
 
 
 def render_toml(document: Mapping[str, Any]) -> str:
-    """TOML text: top-level values first, then one ``[table]`` per nested mapping (two levels deep)."""
+    """TOML text: top-level values first, then one ``[table]`` per nested mapping (two levels deep; a
+    table's own values before its sub-tables)."""
     lines: list[str] = []
     tables: list[tuple[str, Mapping[str, Any]]] = []
     for key, value in document.items():
         if isinstance(value, Mapping):
+            plain = {name: item for name, item in value.items() if not isinstance(item, Mapping)}
+            if plain:
+                tables.append((_toml_key(key), plain))
             for inner_key, inner_value in value.items():
                 if isinstance(inner_value, Mapping):
                     tables.append((f"{_toml_key(key)}.{_toml_key(str(inner_key))}", inner_value))
-                else:
-                    raise TypeError(f"[{key}] must hold tables only")
         else:
             lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
     for name, table in tables:
@@ -156,6 +163,20 @@ def _mcp_table(
     return table
 
 
+def kernel_tools_table(kernel_tools: KernelToolsServer, startup_timeout_sec: float) -> dict[str, Any]:
+    """``[mcp_servers.kernel]``: the runner's loopback server over streamable HTTP, its secret read
+    from the environment (``bearer_token_env_var``), its tools run without asking (the user handed
+    them over; exec has nobody to ask), and a tool timeout above the tool set's own."""
+    return {
+        "url": kernel_tools.url,
+        "bearer_token_env_var": kernel_tools.token_variable,
+        "required": True,
+        "startup_timeout_sec": startup_timeout_sec,
+        "tool_timeout_sec": kernel_tools.tool_timeout + 15.0,
+        "default_tools_approval_mode": "approve",
+    }
+
+
 def plan_codex_runner(
     *,
     workspace: Path,
@@ -173,6 +194,7 @@ def plan_codex_runner(
     extra_config: Mapping[str, Any] | None = None,
     extra_arguments: Sequence[str] = (),
     asks_for_approval: bool = False,
+    kernel_tools: KernelToolsServer | None = None,
 ) -> CodexRunnerPlan:
     """The config home, environment and limitations of one codex runner (see the module docstring)."""
     limitations: list[str] = ["codex reports no cost; its token usage is per thread (made per turn here)"]
@@ -214,6 +236,9 @@ def plan_codex_runner(
             "the sandbox, as claude runs them without asking"
         )
     servers: dict[str, Any] = {}
+    if kernel_tools is not None:
+        kernel_tools.check_name_free(mcp_servers)
+        servers[kernel_tools.name] = kernel_tools_table(kernel_tools, mcp_startup_timeout_sec)
     for server in mcp_servers:
         if not definition_tools.allows_server(server.name):
             continue
@@ -222,6 +247,10 @@ def plan_codex_runner(
             continue
         enabled = definition_tools.mcp.get(server.name) if definition_tools.restricted else None
         servers[server.name] = _mcp_table(server, enabled or None, mcp_startup_timeout_sec)
+    if kernel_tools is not None:
+        # codex hands its whole environment to the commands it runs and writes it into a shell
+        # snapshot in CODEX_HOME: the secret stays out of both (checked on codex-cli 0.171.0).
+        config["shell_environment_policy"] = {"exclude": [kernel_tools.token_variable]}
     config.update(dict(extra_config or {}))
     document: dict[str, Any] = dict(config)
     if servers:
@@ -239,6 +268,8 @@ def plan_codex_runner(
             provider["stream_max_retries"] = stream_max_retries
         document["model_providers"] = {CODEX_PROVIDER_NAME: provider}
     environment = {"CODEX_HOME": str(codex_home)}
+    if kernel_tools is not None:
+        environment.update(kernel_tools.environment)  # the secret: in the child's environment, never on disk
     parent = parent_environment or {}
     if not parent.get("CODEX_API_KEY") and parent.get("OPENAI_API_KEY"):
         environment["CODEX_API_KEY"] = parent["OPENAI_API_KEY"]

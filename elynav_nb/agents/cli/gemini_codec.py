@@ -12,7 +12,8 @@ How data flows (one decoder per process, i.e. per turn)::
     message role=assistant [delta]            -> TextDelta (token chunks)
     tool_use {tool_name, tool_id, parameters} -> ToolUse (``mcp_<server>_<tool>`` named
                                                  ``mcp__<server>__<tool>`` for a known server)
-    tool_result {tool_id, status, output|error} -> ToolResult (is_error when status is error)
+    tool_result {tool_id, status, output|error} -> ToolResult (is_error when status is error; an MCP
+                                                 tool's error: error.message, which holds the tool's text)
     error {severity, message}                 -> AgentError CLI_WARNING / CLI_ERROR (non-fatal:
                                                  loop detection, max turns, a stream without finish)
     result {status, error?, stats}            -> TurnEnded (is_error unless status is success)
@@ -92,6 +93,10 @@ class GeminiEventDecoder(JsonLineDecoder[AgentEvent]):
             error = as_dict(message.get("error"))
             output = message.get("output")
             content = as_str(output) if output is not None else as_str(error.get("message"))
+            if as_str(error.get("type")) == "mcp_tool_error" and as_str(error.get("message")):
+                # an MCP tool's own error: ``output`` only says "MCP tool 'x' reported an error.", the
+                # message holds what the tool said (and what the model reads)
+                content = as_str(error.get("message"))
             return [
                 ToolResult(
                     tool_use_id=as_str(message.get("tool_id")),

@@ -10,7 +10,8 @@ One process per turn (design note ``codex-gemini-protocol.md`` §2)::
     gemini --output-format stream-json --approval-mode MODE [-m MODEL] [--resume <session id>] -p PROMPT   </dev/null
 
 The runner home holds ``.gemini/settings.json`` (``mcpServers`` from the workspace's ``.mcp.json``
-with ``trust: true`` and ``includeTools`` from the definition; ``tools.core`` / ``tools.allowed``
+with ``trust: true`` and ``includeTools`` from the definition, and ``kernel``, the runner's loopback
+tool server, when it has kernel tools: ``kernel_tools_settings``; ``tools.core`` / ``tools.allowed``
 mapped from the definition's claude tool names; the auth type ``gemini-api-key`` when a key or
 base URL is used: without it a base URL makes gemini pick ``gateway`` auth and exit 41) and
 ``.gemini/GEMINI.md``, the agent's system prompt (gemini appends its global context file to its
@@ -27,6 +28,7 @@ counterpart for, claude model aliases, per-turn cost.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,17 +36,22 @@ from typing import Any
 
 from elynav_nb.agents.cli.per_turn_launch import (
     ConfigFile,
+    KernelToolsServer,
     McpServer,
     TurnCommand,
     prompt_goes_to_stdin,
     split_definition_tools,
 )
+from elynav_nb.errors import InvalidInput
 
 __all__ = [
     "CLAUDE_TO_GEMINI_TOOLS",
+    "KERNEL_TOKEN_NOTE",
     "GeminiRunnerPlan",
     "build_gemini_turn",
+    "gemini_mcp_tool_name",
     "gemini_tool_names",
+    "kernel_tools_settings",
     "plan_gemini_runner",
 ]
 
@@ -64,6 +71,60 @@ CLAUDE_TO_GEMINI_TOOLS = {
 _APPROVAL_MODES = {"bypassPermissions": "yolo", "acceptEdits": "auto_edit", "plan": "plan"}
 _CLAUDE_MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "inherit", "opusplan", "default"})
 MCP_TIMEOUT_MS = 60_000
+KERNEL_TOKEN_NOTE = (
+    "gemini hands its whole environment to its shell commands and stdio MCP servers, the kernel tool"
+    " server's secret (ELYNAV_KERNEL_TOOLS_TOKEN) included: what the agent runs could call the kernel"
+    " tools it already has (gemini's environment redaction would strip every secret-like variable)"
+)
+GEMINI_TOOL_NAME_LIMIT = 63  # gemini cuts a longer MCP tool name (and then asks before calling it)
+_NOT_IN_A_TOOL_NAME = re.compile(r"[^a-zA-Z0-9_\-.:]")
+
+
+def gemini_mcp_tool_name(server: str, tool: str) -> str:
+    """The name gemini 0.61.0 gives an MCP tool: ``mcp_<server>_<tool>``, characters it does not take as ``_``."""
+    return "mcp_" + _NOT_IN_A_TOOL_NAME.sub("_", f"{server}_{tool}")
+
+
+def kernel_tools_settings(
+    kernel_tools: KernelToolsServer, mcp_servers: Sequence[McpServer]
+) -> dict[str, Any]:
+    """``mcpServers.kernel``: the runner's loopback server over streamable HTTP (``httpUrl``), trusted (its
+    tools are offered and run without asking, as the user handed them over).
+
+    The secret stays out of the file: the header says ``${ELYNAV_KERNEL_TOOLS_TOKEN}``, which gemini
+    expands from its environment when it reads its settings (``resolveEnvVarsInObject``).
+    ``INVALID_INPUT`` for a kernel tool whose gemini name would be cut (over 63 characters) or could
+    be taken by a tool of another server (gemini keeps the last tool registered under a name: a
+    server ``kernel_x`` with a tool ``y`` is ``mcp_kernel_x_y``, as is the kernel tool ``x_y``).
+    """
+    kernel_tools.check_name_free(mcp_servers)
+    others = [
+        _NOT_IN_A_TOOL_NAME.sub("_", server.name)
+        for server in mcp_servers
+        if server.name != kernel_tools.name
+    ]
+    prefix = kernel_tools.name + "_"
+    for tool in kernel_tools.tool_names:
+        qualified = gemini_mcp_tool_name(kernel_tools.name, tool)
+        if len(qualified) > GEMINI_TOOL_NAME_LIMIT:
+            raise InvalidInput(
+                f"kernel tool {tool!r} would be {qualified!r} in gemini, over its {GEMINI_TOOL_NAME_LIMIT}-character"
+                " limit (gemini would cut the name): give it a shorter name",
+                details={"tool": tool},
+            )
+        for other in others:
+            if other.startswith(prefix) and tool.startswith(other[len(prefix) :] + "_"):
+                raise InvalidInput(
+                    f"kernel tool {tool!r} ({qualified!r} in gemini) could collide with a tool of the MCP server"
+                    f" {other!r} of .mcp.json: rename the tool or the server",
+                    details={"tool": tool, "server": other},
+                )
+    return {
+        "httpUrl": kernel_tools.url,
+        "headers": {"Authorization": f"Bearer ${{{kernel_tools.token_variable}}}"},
+        "trust": True,
+        "timeout": int((kernel_tools.tool_timeout + 15.0) * 1000),
+    }
 
 
 def gemini_tool_names(claude_tools: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -135,6 +196,7 @@ def plan_gemini_runner(
     parent_environment: Mapping[str, str] | None = None,
     extra_settings: Mapping[str, Any] | None = None,
     extra_arguments: Sequence[str] = (),
+    kernel_tools: KernelToolsServer | None = None,
 ) -> GeminiRunnerPlan:
     """The settings home, environment and limitations of one gemini runner (see the module docstring)."""
     limitations: list[str] = ["gemini reports no cost"]
@@ -154,10 +216,14 @@ def plan_gemini_runner(
         # tools.core also denies every tool it does not name, MCP tools included: name them too.
         for server_name, server_tools in definition_tools.mcp.items():
             core += [f"mcp_{server_name}_{tool}" for tool in server_tools] or [f"mcp_{server_name}_*"]
+        if kernel_tools is not None:  # handed over by the user: offered whatever the definition lists
+            core += [gemini_mcp_tool_name(kernel_tools.name, tool) for tool in kernel_tools.tool_names]
         settings["tools"] = {"core": core, "allowed": list(mapped)}
         if unknown:
             limitations.append(f"gemini has no counterpart for: {', '.join(unknown)}")
     servers: dict[str, Any] = {}
+    if kernel_tools is not None:
+        servers[kernel_tools.name] = kernel_tools_settings(kernel_tools, mcp_servers)
     for server in mcp_servers:
         if not definition_tools.allows_server(server.name):
             continue
@@ -184,6 +250,8 @@ def plan_gemini_runner(
         environment["GOOGLE_GEMINI_BASE_URL"] = base_url
     if key:
         environment["GEMINI_API_KEY"] = key
+    if kernel_tools is not None:
+        environment.update(kernel_tools.environment)  # the secret: in the child's environment, never on disk
     return GeminiRunnerPlan(
         workspace=workspace,
         gemini_home=gemini_home,

@@ -14,6 +14,8 @@ What it holds:
 * ``ConfigFile``: a file a runner writes into its own config home (``config.toml``, ``settings.json``).
 * ``McpServer``: one ``.mcp.json`` entry, read once (stdio or HTTP), ``${VAR}`` placeholders
   expanded against the child's environment (claude expands them itself; codex does not).
+* ``KernelToolsServer``: the runner's own loopback MCP server (``agents/tools/loopback_server.py``):
+  its URL, the variable that carries its secret to the child (never a file), its tool names.
 * ``DefinitionTools``: an agent definition's ``tools`` split into built-in names and MCP tools per
   server (``mcp__<server>__<tool>``), so each builder maps what its CLI can filter and reports the rest.
 """
@@ -33,6 +35,8 @@ __all__ = [
     "PROMPT_ARGUMENT_LIMIT",
     "ConfigFile",
     "DefinitionTools",
+    "KERNEL_TOOLS_TOKEN_VARIABLE",
+    "KernelToolsServer",
     "McpServer",
     "TurnCommand",
     "bash_rule_prefix",
@@ -44,6 +48,9 @@ __all__ = [
 
 PROMPT_ARGUMENT_LIMIT = 100_000
 """Bytes of prompt passed as an argument; a longer prompt is written to the CLI's stdin."""
+
+KERNEL_TOOLS_TOKEN_VARIABLE = "ELYNAV_KERNEL_TOOLS_TOKEN"
+"""The child's environment variable that holds the kernel tool server's secret (codex and gemini read it)."""
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _BASH_RULE = re.compile(r"^Bash\((?P<command>[^()]*?)(?::\*|\s\*)?\)$")
@@ -146,6 +153,34 @@ def read_mcp_servers(mcp_config: Mapping[str, Any], environment: Mapping[str, st
             )
         )
     return tuple(found)
+
+
+@dataclass(frozen=True)
+class KernelToolsServer:
+    """The runner's kernel tool server as a CLI reaches it: ``url`` (``http://127.0.0.1:PORT/mcp``), the
+    secret sent as ``Authorization: Bearer`` (put in the child's environment as ``token_variable``),
+    the tools' names and their timeout (the CLI's own timeout is set above it)."""
+
+    name: str
+    url: str
+    token: str = field(repr=False)
+    tool_names: tuple[str, ...] = ()
+    tool_timeout: float = 60.0
+    token_variable: str = KERNEL_TOOLS_TOKEN_VARIABLE
+
+    @property
+    def environment(self) -> dict[str, str]:
+        return {self.token_variable: self.token}
+
+    def check_name_free(self, servers: Iterable[McpServer]) -> None:
+        """``INVALID_INPUT`` when the workspace's ``.mcp.json`` already names a server like ours."""
+        for server in servers:
+            if server.name == self.name:
+                raise InvalidInput(
+                    f".mcp.json already defines an MCP server named {self.name!r}: the kernel tools are"
+                    " served under that name; rename that server",
+                    details={"server": self.name},
+                )
 
 
 @dataclass(frozen=True)

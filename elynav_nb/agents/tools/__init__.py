@@ -3,8 +3,10 @@
 The kernel-side core of "agents that work inside the kernel": ``@agent_tool`` makes a plain or
 ``async`` function a ``KernelTool`` (name, description, input JSON Schema, ``await tool.call(args)``
 -> ``ToolOutcome``); ``kernel_tools(...)`` gathers tools into a ``KernelToolSet`` with one timeout and
-one result bound; ``df_tools(frame)`` is a ready-made read-only set over a DataFrame. The transport
-that lets an agent CLI reach a set is not here yet: nothing in this package talks to a CLI.
+one result bound; ``df_tools(frame)`` is a ready-made read-only set over a DataFrame. The MCP side:
+``mcp_endpoint`` (MCP's JSON-RPC over a set, no I/O), ``loopback_http`` (the streamable HTTP rules:
+secret, Host/Origin, sessions) and ``loopback_server`` (the loopback HTTP server codex and gemini reach;
+claude's transport is ``agents/kernel_tool_server.py``). Nothing here starts a CLI.
 
 Modules: ``docstrings`` (summary and parameter texts), ``arguments`` (schema and strict checks, via
 pydantic), ``json_values`` (results as bounded JSON), ``outcome`` (``ToolOutcome``, redacted tool

@@ -10,7 +10,7 @@ How a message flows::
 
     {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "head", "arguments": {..}}}
       -> handle(message) -> the call gate (hooks may deny or rewrite; None: no gate)
-      -> tool_set.call(name, arguments) -> ToolOutcome
+      -> tool_set.call(name, arguments) -> ToolOutcome -> the result gate (a hook may withhold it)
       -> {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": ..}], "isError": ..}}
 
 Methods: ``initialize`` (the client's protocol version when we know it, else our newest), ``ping``,
@@ -30,7 +30,7 @@ from typing import Any
 from elynav_nb.agents.tools.outcome import ToolOutcome
 from elynav_nb.agents.tools.tool_set import KernelToolSet
 
-__all__ = ["PROTOCOL_VERSIONS", "CallGate", "GateVerdict", "McpToolEndpoint"]
+__all__ = ["PROTOCOL_VERSIONS", "CallGate", "GateVerdict", "McpToolEndpoint", "ResultGate"]
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 """The MCP revisions whose ``tools`` methods this endpoint answers (newest first)."""
@@ -53,6 +53,9 @@ class GateVerdict:
 CallGate = Callable[[str, Mapping[str, Any]], Awaitable[GateVerdict]]
 """Asked before each call with (tool name, arguments): the runner's PreToolUse hooks, where given."""
 
+ResultGate = Callable[[str, Mapping[str, Any], ToolOutcome], Awaitable[str]]
+"""Asked after each call with (tool name, arguments, outcome): a reason to withhold the result ("" keeps it)."""
+
 CallListener = Callable[[str, Mapping[str, Any], ToolOutcome], None]
 """Told after each call with (tool name, arguments, outcome)."""
 
@@ -66,11 +69,13 @@ class McpToolEndpoint:
         server_name: str = "kernel",
         *,
         gate: CallGate | None = None,
+        result_gate: ResultGate | None = None,
         listeners: tuple[CallListener, ...] = (),
     ) -> None:
         self.tool_set = tool_set
         self.server_name = server_name
         self.gate = gate
+        self.result_gate = result_gate
         self.listeners = list(listeners)
         self.calls = 0
 
@@ -127,6 +132,10 @@ class McpToolEndpoint:
         self.calls += 1
         for listener in list(self.listeners):
             listener(name, arguments, outcome)
+        if self.result_gate is not None:
+            withheld = await self.result_gate(name, arguments, outcome)
+            if withheld:
+                return _tool_text(withheld, is_error=True)
         if isinstance(outcome.structured, str) and not outcome.is_error:
             return _tool_text(outcome.structured, is_error=False)  # a string is read as text, not as JSON
         return _tool_text(outcome.content, is_error=outcome.is_error)
