@@ -568,3 +568,43 @@ def test_a_set_shows_itself_as_a_frame_and_html() -> None:
     html = tools._repr_html_()
     assert "<table>" in html and "search_accounts" in html and "Search the accounts by name." in html
     assert tools.definitions()[0]["parameters"]["required"] == ["query"]
+
+
+# -- the threads of plain tools ----------------------------------------------------------------------
+
+
+async def test_plain_tools_reuse_an_idle_thread_and_a_hung_one_never_blocks_the_next_call():
+    from elynav_nb.agents.tools.tool_threads import ToolThreads
+
+    release = threading.Event()
+
+    @agent_tool
+    def which_thread() -> int:
+        """The thread it runs on."""
+        return threading.get_ident()
+
+    @agent_tool
+    def hang() -> str:
+        """Waits for the test."""
+        release.wait(10)
+        return "released"
+
+    first = await which_thread.call({})
+    second = await which_thread.call({})
+    assert first.structured == second.structured  # the idle thread took the second call
+    hung = asyncio.ensure_future(hang.call({}, timeout=5))
+    await asyncio.sleep(0.05)
+    third = await which_thread.call({}, timeout=2)  # the hung call holds its thread: another one runs this
+    assert not third.is_error
+    release.set()
+    assert (await hung).structured == "released"
+
+    pool = ToolThreads()
+    done = threading.Event()
+    pool.run(done.set)
+    assert done.wait(2)
+    for _ in range(100):
+        if pool.idle_count == 1:
+            break
+        time.sleep(0.01)
+    assert pool.idle_count == 1  # the finished thread waits for the next job

@@ -9,8 +9,9 @@ How a call flows::
 
     arguments (a JSON object from the model)
       -> ArgumentSpec.validate: strict, per argument      (wrong -> INVALID_INPUT tool error)
-      -> the function: an ``async def`` as a task on the running loop, a plain ``def`` on its own
-         daemon thread (the loop stays free), both bounded by ``timeout``  (over -> TIMEOUT)
+      -> the function: an ``async def`` as a task on the running loop, a plain ``def`` on a daemon
+         thread of its own (``tool_threads``: reused once idle; the loop stays free), both bounded
+         by ``timeout``  (over -> TIMEOUT)
          (raised -> TOOL_FAILED or the ElynavError's code: type and message only, redacted)
       -> to_json_value -> bound_json(max_result_bytes)      (no JSON form -> TOOL_FAILED)
          (for a plain function still on its thread, so a big result does not hold the loop)
@@ -42,6 +43,7 @@ from elynav_nb.agents.tools.arguments import ArgumentSpec, build_argument_spec, 
 from elynav_nb.agents.tools.docstrings import read_docstring
 from elynav_nb.agents.tools.json_values import NotJsonValue, bound_json, to_json_value
 from elynav_nb.agents.tools.outcome import ToolOutcome, error_outcome, exception_outcome
+from elynav_nb.agents.tools.tool_threads import tool_threads
 from elynav_nb.errors import InvalidInput, OperationTimeout, ToolFailed
 
 __all__ = [
@@ -228,7 +230,7 @@ def _forget_outcome(task: asyncio.Future[Any]) -> None:
 async def _run_in_thread(
     function: Callable[..., Any], positional: list[Any], keyword: dict[str, Any], timeout: float, name: str
 ) -> Any:
-    """``function(*positional, **keyword)`` on a fresh daemon thread, awaited for at most ``timeout``."""
+    """``function(*positional, **keyword)`` on a daemon thread of its own, awaited for at most ``timeout``."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     context = contextvars.copy_context()
@@ -242,6 +244,7 @@ async def _run_in_thread(
             future.set_result(result)
 
     def work() -> None:
+        threading.current_thread().name = name  # which tool a thread runs, for threading.enumerate()
         try:
             result = context.run(function, *positional, **keyword)
         except BaseException as exception:  # handed to the loop, whatever it is
@@ -253,7 +256,7 @@ async def _run_in_thread(
         except RuntimeError:  # the loop closed while the tool ran
             pass
 
-    threading.Thread(target=work, name=name, daemon=True).start()
+    tool_threads.run(work)
     try:
         done, _ = await asyncio.wait({future}, timeout=timeout)
     except asyncio.CancelledError:
