@@ -573,6 +573,7 @@ def test_a_set_shows_itself_as_a_frame_and_html() -> None:
 # -- the threads of plain tools ----------------------------------------------------------------------
 
 
+@pytest.mark.anyio
 async def test_plain_tools_reuse_an_idle_thread_and_a_hung_one_never_blocks_the_next_call():
     from elynav_nb.agents.tools.tool_threads import ToolThreads
 
