@@ -1,6 +1,6 @@
 """Turn latency of each agent CLI mode, offline against the fake model API: the figures behind phase 2's choice.
 
-Where it sits: a plain benchmark script (not a test). Every CLI talks to ``elynav_nb.sandbox.fake_model_api``
+Where it sits: a plain benchmark script (not a test). Every CLI talks to ``elynav_nb.sandbox.model_api.fake_model_api``
 on loopback, which answers each turn with three text chunks, so the figures are the CLIs' own costs
 (start-up, per-turn overhead), not a model's. codex and gemini come from ``tests/real_cli/node_modules``
 (run the real-CLI tests once, or ``npm ci`` there); claude from ``ELYNAV_CLAUDE_BIN`` or PATH.
@@ -44,8 +44,8 @@ from elynav_nb.agents.cli.gemini_codec import GeminiEventDecoder
 from elynav_nb.agents.cli.gemini_launch import build_gemini_turn, plan_gemini_runner
 from elynav_nb.agents.definitions import AgentDefinition
 from elynav_nb.agents.events import TextDelta
-from elynav_nb.sandbox.fake_model_api import FakeModelApi
-from elynav_nb.sandbox.fake_model_script import Reply
+from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
+from elynav_nb.sandbox.model_api.fake_model_script import Reply
 
 BIN = Path(__file__).parents[1] / "tests" / "real_cli" / "node_modules" / ".bin"
 REPLY = Reply.say("Hello ", "from ", "fake.")

@@ -65,7 +65,7 @@ def build_workspace(sandbox: Any, documents: int, seed: int) -> None:
 
 
 async def serve(documents: int, seed: int) -> None:
-    from elynav_nb.sandbox.docs_server import DocsSandbox
+    from elynav_nb.sandbox.docs.server import DocsSandbox
 
     async with DocsSandbox(throttle_per_minute=10**9) as sandbox:
         build_workspace(sandbox, documents, seed)

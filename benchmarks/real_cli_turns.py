@@ -1,7 +1,7 @@
 """Real claude, codex and gemini binaries against the fake model API: what each delivers, and what we add.
 
 Where it sits: the real-binary rows of ``runner_throughput.py`` (``--real-clis``); runnable alone too.
-The fake model API (``elynav_nb.sandbox.fake_model_api``) runs in a child process of its own (``--serve``),
+The fake model API (``elynav_nb.sandbox.model_api.fake_model_api``) runs in a child process of its own (``--serve``),
 so its work is never counted as ours; it answers the prompt ``flood N`` with N text chunks, as fast as
 it can write them. codex and gemini come from ``tests/real_cli/node_modules`` (run the real-CLI tests
 once, or ``npm ci`` there); claude from ``ELYNAV_CLAUDE_BIN``, PATH or the claude-agent-sdk wheel.
@@ -65,8 +65,8 @@ PERSISTENT = ("claude", "codex")  # one process that lives on after the turn
 
 def serve() -> None:
     """``--serve``: the fake API; answers ``flood N`` with N chunks; prints its URL; ends when stdin closes."""
-    from elynav_nb.sandbox.fake_model_api import FakeModelApi
-    from elynav_nb.sandbox.fake_model_script import Reply
+    from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
+    from elynav_nb.sandbox.model_api.fake_model_script import Reply
 
     def choose(request: Any) -> Any:
         words = request.last_user_text.split()

@@ -100,7 +100,7 @@ def naive_writer_seconds(count: int) -> float:
 
 
 def main() -> None:
-    standin = [sys.executable, "-m", "elynav_nb.sandbox.claude_standin"]
+    standin = [sys.executable, "-m", "elynav_nb.sandbox.claude.claude_standin"]
     rows: list[tuple[str, str, str, str]] = []
     ours = time_turn([*standin, *FLAGS, "--include-partial-messages"], user_line("@standin no-login"), 5)
     claude = real_claude()

@@ -59,7 +59,7 @@ from elynav_nb.crm.demo_database import create_demo_database
 from elynav_nb.docs import DocsSession
 from elynav_nb.errors import AgentNotFound, CliNotFound, InvalidInput
 from elynav_nb.office import Office, Reply
-from elynav_nb.sandbox.docs_server import DocsSandbox
+from elynav_nb.sandbox.docs.server import DocsSandbox
 
 __all__ = ["configure", "run", "run_demo"]
 

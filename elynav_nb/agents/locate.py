@@ -7,7 +7,7 @@ embedded stand-in); then the ``ELYNAV_AGENT_CLI`` environment variable (same val
 ``CLI_NOT_FOUND`` with an install hint.
 
 For ``codex`` and ``gemini`` (no stand-in: tests run the real binaries against
-``elynav_nb.sandbox.fake_model_api``): an explicit ``executable``; then ``ELYNAV_CODEX_CLI`` /
+``elynav_nb.sandbox.model_api.fake_model_api``): an explicit ``executable``; then ``ELYNAV_CODEX_CLI`` /
 ``ELYNAV_GEMINI_CLI``; then ``codex`` / ``gemini`` on PATH; else ``CLI_NOT_FOUND`` with the npm
 command that installs it.
 
@@ -51,7 +51,7 @@ CliName = Literal["claude", "codex", "gemini"]
 CLI_NAMES: tuple[CliName, ...] = ("claude", "codex", "gemini")
 
 STANDIN = "standin"
-STANDIN_MODULE = "elynav_nb.sandbox.claude_standin"
+STANDIN_MODULE = "elynav_nb.sandbox.claude.claude_standin"
 INSTALL_HINT = (
     "install Claude Code with `npm install -g @anthropic-ai/claude-code` and log in with `claude`, "
     "or run on the embedded stand-in with executable='standin'"

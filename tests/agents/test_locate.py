@@ -29,7 +29,11 @@ def test_the_real_claude_on_path_wins(fake_claude_on_path):
 def test_the_stand_in_when_claude_is_missing(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     command = locate_cli(environment={})
-    assert command.is_standin and command.argv == (sys.executable, "-m", "elynav_nb.sandbox.claude_standin")
+    assert command.is_standin and command.argv == (
+        sys.executable,
+        "-m",
+        "elynav_nb.sandbox.claude.claude_standin",
+    )
     with pytest.raises(CliNotFound) as caught:
         locate_cli(environment={}, fallback_to_standin=False)
     assert "npm install -g @anthropic-ai/claude-code" in str(caught.value)

@@ -14,7 +14,7 @@ from elynav_nb.docs import command as mcp_docs_command
 def test_sandbox_docs_command_serves_and_prints_how_to_connect() -> None:
     script = (
         "import argparse, sys\n"
-        "from elynav_nb.sandbox import docs_command\n"
+        "from elynav_nb.sandbox.docs import command as docs_command\n"
         "parser = argparse.ArgumentParser(); docs_command.configure(parser)\n"
         "sys.exit(docs_command.run(parser.parse_args(['--port', '0'])))\n"
     )

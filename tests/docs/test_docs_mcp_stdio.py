@@ -14,7 +14,7 @@ import pytest
 from mcp import Client, StdioServerParameters, stdio_client
 
 from elynav_nb.docs.server import TOOL_NAMES
-from elynav_nb.sandbox.docs_server import DocsSandbox
+from elynav_nb.sandbox.docs.server import DocsSandbox
 
 pytestmark = pytest.mark.anyio
 

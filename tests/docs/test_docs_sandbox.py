@@ -14,7 +14,7 @@ from elynav_nb.docs.blocknote import insert_block
 from elynav_nb.docs.credentials import DocsCredentials
 from elynav_nb.docs.rest import DocsRestClient
 from elynav_nb.errors import AuthRequired, NotAllowed, RateLimited
-from elynav_nb.sandbox.docs_server import DocsSandbox
+from elynav_nb.sandbox.docs.server import DocsSandbox
 
 pytestmark = pytest.mark.anyio
 

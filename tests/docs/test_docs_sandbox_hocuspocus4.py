@@ -29,7 +29,7 @@ from elynav_nb.docs.frames import (
 )
 from elynav_nb.docs.session import DocsSession
 from elynav_nb.errors import InvalidInput
-from elynav_nb.sandbox.docs_server import DocsSandbox
+from elynav_nb.sandbox.docs.server import DocsSandbox
 
 pytestmark = pytest.mark.anyio
 

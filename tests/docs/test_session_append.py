@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from elynav_nb.docs.session import DocsSession
-from elynav_nb.sandbox.docs_server import DocsSandbox
+from elynav_nb.sandbox.docs.server import DocsSandbox
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,7 @@ import pandas
 import pytest
 
 from elynav_nb.docs.session import DocsSession
-from elynav_nb.sandbox.docs_server import DocsSandbox
+from elynav_nb.sandbox.docs.server import DocsSandbox
 
 pytestmark = pytest.mark.anyio
 

@@ -11,7 +11,7 @@ from elynav_nb._sync import private_loop, run_sync
 from elynav_nb.docs.section_diff import SectionChange
 from elynav_nb.docs.session import DocsSession
 from elynav_nb.errors import BlockNotFound, DocReadonly, InvalidInput
-from elynav_nb.sandbox.docs_server import DocsSandbox
+from elynav_nb.sandbox.docs.server import DocsSandbox
 
 pytestmark = pytest.mark.anyio
 

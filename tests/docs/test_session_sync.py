@@ -7,7 +7,7 @@ import pytest
 from elynav_nb._sync import private_loop, run_sync
 from elynav_nb.docs.session import DocsSession
 from elynav_nb.errors import BlockNotFound, SyncCallInsideLoop
-from elynav_nb.sandbox.docs_server import DocsSandbox
+from elynav_nb.sandbox.docs.server import DocsSandbox
 
 
 def test_a_script_edits_saves_and_closes_with_blocking_calls() -> None:

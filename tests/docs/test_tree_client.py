@@ -22,7 +22,7 @@ from elynav_nb.errors import (
     RateLimited,
     ServiceError,
 )
-from elynav_nb.sandbox.docs_server import DocsSandbox
+from elynav_nb.sandbox.docs.server import DocsSandbox
 
 pytestmark = pytest.mark.anyio
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from elynav_nb.docs.session import DocsSession
-from elynav_nb.sandbox.docs_server import DocsSandbox
+from elynav_nb.sandbox.docs.server import DocsSandbox
 from tests.interop.conftest import ProviderPeer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]

@@ -24,7 +24,7 @@ from elynav_nb.docs.frames import (
     decode_message,
     encode_message,
 )
-from elynav_nb.sandbox.docs_server import DocsSandbox
+from elynav_nb.sandbox.docs.server import DocsSandbox
 from tests.interop.conftest import ALLOWED_ORIGIN, NodeServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]

@@ -6,7 +6,7 @@ sha256 makes later runs instant). The real claude comes from ``ELYNAV_CLAUDE_BIN
 points it at the binary bundled in the claude-agent-sdk wheel) or ``claude`` on PATH.
 
 A missing CLI skips its tests with the reason, except under ``ELYNAV_REQUIRE_REAL_CLI=1``, where
-it fails. Every test runs offline: each CLI talks to ``elynav_nb.sandbox.fake_model_api`` on
+it fails. Every test runs offline: each CLI talks to ``elynav_nb.sandbox.model_api.fake_model_api`` on
 loopback, in a temporary home. The version each test ran is recorded as a test property
 (``cli_version``) and printed in the test's report section.
 """

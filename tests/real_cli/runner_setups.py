@@ -19,7 +19,7 @@ import anyio
 import psutil
 
 from elynav_nb.agents import AgentDefinition, AgentRunner
-from elynav_nb.sandbox.fake_model_api import FakeModelApi
+from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
 
 from .conftest import RealCli
 from .setups import CODEX_MODEL, GEMINI_MODEL, TEST_AGENT_PROMPT

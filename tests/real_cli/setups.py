@@ -19,7 +19,7 @@ from elynav_nb.agents.cli.per_turn_launch import McpServer, read_mcp_servers
 from elynav_nb.agents.events import AgentEvent
 from elynav_nb.crm.demo_database import create_demo_database
 from elynav_nb.crm.workspace import write_mcp_config
-from elynav_nb.sandbox.fake_model_api import FakeModelApi
+from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
 
 from .conftest import RealCli
 from .driver import TurnRun, run_turn, write_config_files

@@ -13,8 +13,8 @@ import pytest
 from elynav_nb.agents import AgentRunner, ToolResult, ToolUse
 from elynav_nb.agents.definitions import AgentDefinition
 from elynav_nb.agents.tools import agent_tool, df_tools, kernel_tools
-from elynav_nb.sandbox.fake_model_api import FakeModelApi
-from elynav_nb.sandbox.fake_model_script import Reply
+from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
+from elynav_nb.sandbox.model_api.fake_model_script import Reply
 
 from .setups import TEST_AGENT_PROMPT, plain_workspace
 from .test_claude_real import _environment

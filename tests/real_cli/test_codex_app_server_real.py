@@ -23,8 +23,8 @@ from elynav_nb.agents import (
     ToolUse,
 )
 from elynav_nb.errors import CliStartFailed
-from elynav_nb.sandbox.fake_model_api import FakeModelApi
-from elynav_nb.sandbox.fake_model_script import Reply
+from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
+from elynav_nb.sandbox.model_api.fake_model_script import Reply
 
 from .recordings import check_app_server_recording as check_recording
 from .recordings import record_lines

@@ -20,8 +20,8 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
-from elynav_nb.sandbox.fake_model_api import FakeModelApi
-from elynav_nb.sandbox.fake_model_script import Reply
+from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
+from elynav_nb.sandbox.model_api.fake_model_script import Reply
 
 from .recordings import check_against_recording
 from .setups import CODEX_MODEL, TEST_AGENT_PROMPT, codex_plan, codex_turn, crm_workspace, plain_workspace

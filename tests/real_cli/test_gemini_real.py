@@ -21,8 +21,8 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
-from elynav_nb.sandbox.fake_model_api import FakeModelApi
-from elynav_nb.sandbox.fake_model_script import Reply
+from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
+from elynav_nb.sandbox.model_api.fake_model_script import Reply
 
 from .recordings import check_against_recording
 from .setups import GEMINI_MODEL, TEST_AGENT_PROMPT, crm_workspace, gemini_plan, gemini_turn, plain_workspace

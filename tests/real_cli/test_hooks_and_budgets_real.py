@@ -19,8 +19,8 @@ from elynav_nb.agents.definitions import AgentDefinition
 from elynav_nb.agents.events import HookFailed
 from elynav_nb.agents.hooks import HookCall, deny, rewrite
 from elynav_nb.errors import InvalidInput
-from elynav_nb.sandbox.fake_model_api import FakeModelApi
-from elynav_nb.sandbox.fake_model_script import Reply, Usage
+from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
+from elynav_nb.sandbox.model_api.fake_model_script import Reply, Usage
 
 from .runner_setups import agent_definition, make_runner
 from .setups import TEST_AGENT_PROMPT, crm_workspace, plain_workspace

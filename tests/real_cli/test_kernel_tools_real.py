@@ -17,8 +17,8 @@ import pytest
 
 from elynav_nb.agents import ToolResult
 from elynav_nb.agents.tools import agent_tool, df_tools, kernel_tools
-from elynav_nb.sandbox.fake_model_api import FakeModelApi
-from elynav_nb.sandbox.fake_model_script import Reply
+from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
+from elynav_nb.sandbox.model_api.fake_model_script import Reply
 
 from .runner_setups import agent_definition, make_runner
 from .setups import plain_workspace

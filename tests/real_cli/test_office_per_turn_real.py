@@ -15,8 +15,8 @@ import pytest
 
 from elynav_nb.agents import AgentDefinition, ToolResult
 from elynav_nb.office import ASK_RULE, Office
-from elynav_nb.sandbox.fake_model_api import FakeModelApi
-from elynav_nb.sandbox.fake_model_script import Reply
+from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
+from elynav_nb.sandbox.model_api.fake_model_script import Reply
 
 from .runner_setups import MODELS, wait_for
 

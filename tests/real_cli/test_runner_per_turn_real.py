@@ -22,8 +22,8 @@ from elynav_nb.agents import (
     ToolResult,
     ToolUse,
 )
-from elynav_nb.sandbox.fake_model_api import FakeModelApi
-from elynav_nb.sandbox.fake_model_script import Reply
+from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
+from elynav_nb.sandbox.model_api.fake_model_script import Reply
 
 from .recordings import check_app_server_recording, record_lines
 from .runner_setups import (

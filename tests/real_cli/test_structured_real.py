@@ -19,8 +19,8 @@ import pytest
 from pydantic import BaseModel
 
 from elynav_nb.agents import AgentRunner
-from elynav_nb.sandbox.fake_model_api import FakeModelApi
-from elynav_nb.sandbox.fake_model_script import NativeToolCall, Reply
+from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
+from elynav_nb.sandbox.model_api.fake_model_script import NativeToolCall, Reply
 
 from .runner_setups import make_runner
 from .setups import plain_workspace

@@ -1,4 +1,4 @@
-"""Test helper: drive ``python -m elynav_nb.sandbox.claude_standin`` with raw stdin/stdout bytes.
+"""Test helper: drive ``python -m elynav_nb.sandbox.claude.claude_standin`` with raw stdin/stdout bytes.
 
 Where it sits: tests/sandbox only (the agent runner is deliberately not used). Each ``StandinProcess``
 runs the stand-in in an isolated ``HOME`` and ``ELYNAV_STANDIN_HOME``; two reader threads collect stdout
@@ -65,7 +65,7 @@ class StandinProcess:
     def __init__(
         self, arguments: list[str], *, home: Path, cwd: Path | None = None, env: dict[str, str] | None = None
     ) -> None:
-        command = [sys.executable, "-m", "elynav_nb.sandbox.claude_standin", *arguments]
+        command = [sys.executable, "-m", "elynav_nb.sandbox.claude.claude_standin", *arguments]
         self.process = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
@@ -189,7 +189,7 @@ def run_once(
 ) -> subprocess.CompletedProcess[bytes]:
     """Run the stand-in to completion with fixed stdin bytes."""
     return subprocess.run(
-        [sys.executable, "-m", "elynav_nb.sandbox.claude_standin", *arguments],
+        [sys.executable, "-m", "elynav_nb.sandbox.claude.claude_standin", *arguments],
         input=stdin,
         capture_output=True,
         cwd=str(cwd or home),

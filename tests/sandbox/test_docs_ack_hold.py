@@ -31,7 +31,7 @@ from elynav_nb.docs.frames import (
     decode_message,
     encode_message,
 )
-from elynav_nb.sandbox.docs_server import DocsSandbox
+from elynav_nb.sandbox.docs.server import DocsSandbox
 
 pytestmark = pytest.mark.anyio
 

@@ -8,8 +8,14 @@ import httpx
 import pytest
 
 from elynav_nb.errors import InvalidInput, OperationTimeout
-from elynav_nb.sandbox.fake_model_api import FakeModelApi
-from elynav_nb.sandbox.fake_model_script import McpCall, ModelScript, NativeToolCall, Reply, ShellCall
+from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
+from elynav_nb.sandbox.model_api.fake_model_script import (
+    McpCall,
+    ModelScript,
+    NativeToolCall,
+    Reply,
+    ShellCall,
+)
 
 pytestmark = pytest.mark.anyio
 

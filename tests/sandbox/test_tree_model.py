@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from elynav_nb.sandbox.docs_tree import (
+from elynav_nb.sandbox.docs.tree import (
     MOVE_POSITIONS,
     InvalidMove,
     MaterializedPathTree,

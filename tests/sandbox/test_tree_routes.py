@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from elynav_nb.sandbox.docs_server import DocsSandbox
-from elynav_nb.sandbox.docs_store import SandboxUser
+from elynav_nb.sandbox.docs.server import DocsSandbox
+from elynav_nb.sandbox.docs.store import SandboxUser
 
 pytestmark = pytest.mark.anyio
 

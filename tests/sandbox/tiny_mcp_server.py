@@ -1,6 +1,6 @@
 """A tiny MCP server over stdio for the stand-in tests: ``ping``, ``add`` and ``whoami``.
 
-Where it sits: test support only. The stand-in CLI (``elynav_nb.sandbox.claude_standin``) spawns it from an
+Where it sits: test support only. The stand-in CLI (``elynav_nb.sandbox.claude.claude_standin``) spawns it from an
 ``--mcp-config`` entry and calls its tools as a real MCP client. ``whoami`` reports the server's pid, process
 group and session so a test can check where the stand-in started it. Run: ``python tiny_mcp_server.py``.
 """

@@ -10,7 +10,7 @@ import pytest
 
 import elynav_nb._display as display
 from elynav_nb.docs.session import DocsSession
-from elynav_nb.sandbox.docs_server import DocsSandbox
+from elynav_nb.sandbox.docs.server import DocsSandbox
 from elynav_nb.widgets.docs_view import DocsSessionView
 
 pytestmark = pytest.mark.anyio

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 import pytest
 
 from elynav_nb.docs.session import DocsSession
-from elynav_nb.sandbox.docs_server import DocsSandbox
+from elynav_nb.sandbox.docs.server import DocsSandbox
 from elynav_nb.widgets.docs_view import DocsSessionView
 
 pytestmark = pytest.mark.anyio

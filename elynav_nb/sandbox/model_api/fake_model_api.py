@@ -1,6 +1,6 @@
 """A fake model API on loopback: the three streaming APIs the agent CLIs call, answered from a script.
 
-Where it sits: in ``elynav_nb.sandbox``, used by the real-binary tests (``tests/real_cli``),
+Where it sits: in ``elynav_nb.sandbox.model_api``, used by the real-binary tests (``tests/real_cli``),
 benchmarks and notebooks to run the real ``claude``, ``codex`` and ``gemini`` CLIs whole turns,
 offline. It speaks the Anthropic Messages API (``POST /v1/messages``, SSE), the OpenAI Responses
 API (``POST /v1/responses``, SSE) and the Gemini API (``POST /v1beta/models/<m>:streamGenerateContent``,
@@ -42,8 +42,8 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from elynav_nb.errors import InvalidInput, OperationTimeout
-from elynav_nb.sandbox import fake_wire_anthropic, fake_wire_gemini, fake_wire_openai
-from elynav_nb.sandbox.fake_model_script import (
+from elynav_nb.sandbox.model_api import fake_wire_anthropic, fake_wire_gemini, fake_wire_openai
+from elynav_nb.sandbox.model_api.fake_model_script import (
     ApiName,
     ModelRequest,
     ModelScript,

@@ -49,7 +49,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 async def _serve(args: argparse.Namespace) -> None:
-    from elynav_nb.sandbox.docs_server import DocsSandbox
+    from elynav_nb.sandbox.docs.server import DocsSandbox
 
     sandbox = DocsSandbox(
         host=args.host,

@@ -1,9 +1,9 @@
 """DocsSandbox's write routes of the document tree, and the table of every tree route.
 
-Where it sits: Starlette handlers ``(request, sandbox) -> Response`` that ``docs_server.build_app``
+Where it sits: Starlette handlers ``(request, sandbox) -> Response`` that ``server.build_app``
 wraps (CSRF, throttle) from ``TREE_ROUTES``. They check the object as Docs does
 (``permitted_document``), validate the body like DRF, then change the store through the pure
-``docs_tree`` and ``docs_lifecycle`` (La Suite Docs v5.4.1 ``DocumentViewSet``):
+``tree`` and ``lifecycle`` (La Suite Docs v5.4.1 ``DocumentViewSet``):
 
 * ``POST documents/`` a new last root owned by the caller (401 anonymous), ``POST
   {id}/children/`` a child with no access of its own (ability ``children_create``);
@@ -12,7 +12,7 @@ wraps (CSRF, throttle) from ``TREE_ROUTES``. They check the object as Docs does
 * ``POST {id}/move/`` (six positions, the target checks, "Cannot move a document to its own
   descendant."), ``{id}/duplicate/``, ``{id}/restore/``, ``POST``/``DELETE {id}/favorite/``.
 
-How data flows: request -> ``permitted_document`` -> ``json_body`` -> ``docs_lifecycle`` checks
+How data flows: request -> ``permitted_document`` -> ``json_body`` -> ``lifecycle`` checks
 -> the store -> ``document_json`` or Docs' short message.
 """
 
@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, Final
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from elynav_nb.sandbox import docs_tree_routes as reads
-from elynav_nb.sandbox.docs_abilities import document_json
-from elynav_nb.sandbox.docs_api_common import (
+from elynav_nb.sandbox.docs import tree_routes as reads
+from elynav_nb.sandbox.docs.abilities import document_json
+from elynav_nb.sandbox.docs.api_common import (
     decode_content_or_error,
     denied,
     json_body,
@@ -34,7 +34,7 @@ from elynav_nb.sandbox.docs_api_common import (
     permitted_document,
     websocket_flag_refusal,
 )
-from elynav_nb.sandbox.docs_lifecycle import (
+from elynav_nb.sandbox.docs.lifecycle import (
     FieldError,
     FieldErrors,
     clean_boolean,
@@ -43,11 +43,11 @@ from elynav_nb.sandbox.docs_lifecycle import (
     duplicate_document,
     move_document,
 )
-from elynav_nb.sandbox.docs_store import SandboxDocument, SandboxUser
-from elynav_nb.sandbox.docs_tree import InvalidMove, OrphanedParent
+from elynav_nb.sandbox.docs.store import SandboxDocument, SandboxUser
+from elynav_nb.sandbox.docs.tree import InvalidMove, OrphanedParent
 
 if TYPE_CHECKING:
-    from elynav_nb.sandbox.docs_server import DocsSandbox
+    from elynav_nb.sandbox.docs.server import DocsSandbox
 
 __all__ = ["TREE_ROUTES", "Handler"]
 
@@ -107,7 +107,7 @@ async def create_child(request: Request, sandbox: DocsSandbox) -> Response:
             excerpt=fields.get("excerpt"),
             parent=parent,
         )
-    except OrphanedParent:  # Docs 5.4.1 fails the same way (docs_tree.OrphanedParent)
+    except OrphanedParent:  # Docs 5.4.1 fails the same way (tree.OrphanedParent)
         return _server_error()
     return _created(sandbox, child, user)
 
@@ -187,7 +187,7 @@ async def move(request: Request, sandbox: DocsSandbox) -> Response:
         return JSONResponse(
             {"target_document_id": "Cannot move a document to its own descendant."}, status_code=400
         )
-    except OrphanedParent:  # Docs 5.4.1 fails the same way (docs_tree.OrphanedParent)
+    except OrphanedParent:  # Docs 5.4.1 fails the same way (tree.OrphanedParent)
         return _server_error()
     return JSONResponse({"message": "Document moved successfully."})
 

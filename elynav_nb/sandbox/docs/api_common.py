@@ -1,7 +1,7 @@
 """What every DocsSandbox REST route shares: errors, bodies, pages, ordering and the object check.
 
-Where it sits: under the route modules of ``DocsSandbox`` (``docs_server``, ``docs_tree_routes``,
-``docs_lifecycle_routes``). It turns a Starlette request into what Django REST framework would
+Where it sits: under the route modules of ``DocsSandbox`` (``server``, ``tree_routes``,
+``lifecycle_routes``). It turns a Starlette request into what Django REST framework would
 see, and Docs' refusals into the answers Docs gives (La Suite Docs v5.4.1 with DRF 3.17):
 
 * ``permitted_document``: Docs' ``DocumentPermission`` on one document: 404 ``Not found.`` for an
@@ -30,10 +30,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from elynav_nb.sandbox.docs_store import SandboxDocument, SandboxStore, SandboxUser
+from elynav_nb.sandbox.docs.store import SandboxDocument, SandboxStore, SandboxUser
 
 if TYPE_CHECKING:
-    from elynav_nb.sandbox.docs_server import DocsSandbox
+    from elynav_nb.sandbox.docs.server import DocsSandbox
 
 __all__ = [
     "MAX_PAGE_SIZE",

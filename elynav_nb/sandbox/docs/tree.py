@@ -1,8 +1,8 @@
 """The Docs sandbox's document tree: Docs' materialised path, its moves and its soft deletes.
 
-Where it sits: the pure tree under ``SandboxStore`` (``docs_store``), used by the tree routes
-(``docs_tree_routes``, ``docs_lifecycle_routes``) and by the rules that inherit roles and links
-along the path (``docs_abilities``). No I/O.
+Where it sits: the pure tree under ``SandboxStore`` (``store``), used by the tree routes
+(``tree_routes``, ``lifecycle_routes``) and by the rules that inherit roles and links
+along the path (``abilities``). No I/O.
 
 What it reproduces (La Suite Docs v5.4.1, ``core/models.py`` ``Document``, on django-treebeard
 4.8.0's ``MP_Node``; design note ``docs-tree-api.md``):

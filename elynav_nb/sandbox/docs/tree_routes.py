@@ -1,7 +1,7 @@
 """DocsSandbox's read routes of the document tree: lists, search, children, tree, trash, favourites.
 
-Where it sits: Starlette handlers ``(request, sandbox) -> Response`` wired by ``docs_server``
-through ``docs_lifecycle_routes.TREE_ROUTES``; they read ``SandboxStore`` and answer as
+Where it sits: Starlette handlers ``(request, sandbox) -> Response`` wired by ``server``
+through ``lifecycle_routes.TREE_ROUTES``; they read ``SandboxStore`` and answer as
 La Suite Docs v5.4.1's ``DocumentViewSet`` does (``core/api/viewsets.py``):
 
 * ``GET documents/``: the highest documents among those with a direct access or a link trace on
@@ -16,7 +16,7 @@ La Suite Docs v5.4.1's ``DocumentViewSet`` does (``core/api/viewsets.py``):
 * ``GET documents/trashbin/`` (owners, within 30 days, ``-deleted_at``) and ``favorite_list/``.
 
 How data flows: request -> ``permitted_document`` or the visible set -> filters -> ordering ->
-``paginate`` -> ``docs_abilities.document_json`` per document.
+``paginate`` -> ``abilities.document_json`` per document.
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any, Final
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from elynav_nb.sandbox.docs_abilities import LinkDefinition, document_json, title_matches
-from elynav_nb.sandbox.docs_api_common import denied, json_error, ordered, paginate, permitted_document
-from elynav_nb.sandbox.docs_store import SandboxDocument, SandboxStore, SandboxUser
-from elynav_nb.sandbox.docs_tree import STEP_LENGTH, filter_root_paths, parent_path
+from elynav_nb.sandbox.docs.abilities import LinkDefinition, document_json, title_matches
+from elynav_nb.sandbox.docs.api_common import denied, json_error, ordered, paginate, permitted_document
+from elynav_nb.sandbox.docs.store import SandboxDocument, SandboxStore, SandboxUser
+from elynav_nb.sandbox.docs.tree import STEP_LENGTH, filter_root_paths, parent_path
 
 if TYPE_CHECKING:
-    from elynav_nb.sandbox.docs_server import DocsSandbox
+    from elynav_nb.sandbox.docs.server import DocsSandbox
 
 __all__ = [
     "all_documents",

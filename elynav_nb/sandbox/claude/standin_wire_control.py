@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from elynav_nb.sandbox.standin_wire_style import BUILTIN_SLASH_COMMANDS, OUTPUT_STYLES, WireStyle
+from elynav_nb.sandbox.claude.standin_wire_style import BUILTIN_SLASH_COMMANDS, OUTPUT_STYLES, WireStyle
 
 __all__ = [
     "build_can_use_tool_request",

@@ -25,8 +25,8 @@ import json
 import time
 from typing import Any
 
-from elynav_nb.sandbox import standin_wire as wire
-from elynav_nb.sandbox.standin_turn_state import (
+from elynav_nb.sandbox.claude import standin_wire as wire
+from elynav_nb.sandbox.claude.standin_turn_state import (
     FLOOD_BATCH_LINES,
     SessionState,
     TurnState,

@@ -32,8 +32,8 @@ from typing import Any, TextIO
 import anyio
 from anyio.streams.text import TextReceiveStream
 
-from elynav_nb.sandbox.standin_args import FlagError
-from elynav_nb.sandbox.standin_sdk_mcp import ControlChannel, sdk_control_transport
+from elynav_nb.sandbox.claude.standin_args import FlagError
+from elynav_nb.sandbox.claude.standin_sdk_mcp import ControlChannel, sdk_control_transport
 
 __all__ = [
     "McpHub",

@@ -29,9 +29,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from elynav_nb.sandbox import standin_wire as wire
-from elynav_nb.sandbox.standin_sessions import standin_home
-from elynav_nb.sandbox.standin_streaming import ResponseStreaming
+from elynav_nb.sandbox.claude import standin_wire as wire
+from elynav_nb.sandbox.claude.standin_sessions import standin_home
+from elynav_nb.sandbox.claude.standin_streaming import ResponseStreaming
 
 __all__ = ["HookSteps", "PreToolVerdict"]
 

@@ -1,6 +1,6 @@
 """Who may do what on a sandbox document, and the JSON Docs shows for it.
 
-Where it sits: the pure rules of ``SandboxStore`` (``docs_store``), used by every REST route and by
+Where it sits: the pure rules of ``SandboxStore`` (``store``), used by every REST route and by
 the collaboration gate. No I/O. Reproduced from La Suite Docs v5.4.1 (``core/models.py``
 ``Document.get_role`` / ``get_abilities``, ``core/choices.py``, ``core/api/serializers.py``
 ``ListDocumentSerializer``):
@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from elynav_nb.sandbox.docs_store import SandboxDocument, SandboxStore, SandboxUser
+    from elynav_nb.sandbox.docs.store import SandboxDocument, SandboxStore, SandboxUser
 
 __all__ = [
     "LINK_REACHES",

@@ -30,11 +30,11 @@ import shlex
 import time
 from typing import Any
 
-from elynav_nb.sandbox import standin_wire as wire
-from elynav_nb.sandbox.standin_directives import Directive
-from elynav_nb.sandbox.standin_hooks import HookSteps
-from elynav_nb.sandbox.standin_tools import BashTool, bash_result_content, decide_permission
-from elynav_nb.sandbox.standin_turn_state import STANDIN_TAG, BudgetExhausted, estimate_tokens
+from elynav_nb.sandbox.claude import standin_wire as wire
+from elynav_nb.sandbox.claude.standin_directives import Directive
+from elynav_nb.sandbox.claude.standin_hooks import HookSteps
+from elynav_nb.sandbox.claude.standin_tools import BashTool, bash_result_content, decide_permission
+from elynav_nb.sandbox.claude.standin_turn_state import STANDIN_TAG, BudgetExhausted, estimate_tokens
 
 __all__ = ["ToolRoundTrips"]
 

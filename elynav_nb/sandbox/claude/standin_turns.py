@@ -28,17 +28,17 @@ import json
 import time
 from typing import Any
 
-from elynav_nb.sandbox import standin_wire as wire
-from elynav_nb.sandbox.standin_directives import Directive, ParsedMessage, parse_message
-from elynav_nb.sandbox.standin_structured import (
+from elynav_nb.sandbox.claude import standin_wire as wire
+from elynav_nb.sandbox.claude.standin_directives import Directive, ParsedMessage, parse_message
+from elynav_nb.sandbox.claude.standin_structured import (
     MAX_ATTEMPTS,
     STRUCTURED_OUTPUT_OK,
     STRUCTURED_OUTPUT_TOOL,
     minimal_instance,
     schema_problems,
 )
-from elynav_nb.sandbox.standin_tool_calls import ToolRoundTrips
-from elynav_nb.sandbox.standin_turn_state import (
+from elynav_nb.sandbox.claude.standin_tool_calls import ToolRoundTrips
+from elynav_nb.sandbox.claude.standin_turn_state import (
     ECHO_INTRO,
     NOT_LOGGED_IN,
     REJECTED_TOOL_TEXT,

@@ -2,7 +2,7 @@
 
 Where it sits: the embedded default Docs instance of elynav_nb's notebooks and tests, and the
 ``elynav sandbox docs --port N`` command. It serves a Starlette app with uvicorn; the state lives in
-``docs_store.SandboxStore`` and the live rooms in ``docs_collaboration.CollaborationHub``.
+``store.SandboxStore`` and the live rooms in ``collaboration.CollaborationHub``.
 
 How data flows::
 
@@ -23,7 +23,7 @@ abilities, v5 ``/content/`` (or the v4 ``content`` field with ``api_version=4``)
 "not connected => read-only" rule, the 80/min document throttle (429; ``X-Y-Provider-Key`` exempt),
 automatic resets after ``link-configuration``. The document tree and lifecycle (list, all, search,
 children, tree, move, duplicate, trash and restore, favourites; design note ``docs-tree-api.md``)
-are served by ``docs_tree_routes`` and ``docs_lifecycle_routes`` on the store's materialised path.
+are served by ``tree_routes`` and ``lifecycle_routes`` on the store's materialised path.
 Out of scope: OIDC, teams, y-prosemirror's deletions.
 
 ``DocsSandbox(hocuspocus_version=4)`` makes the collaboration layer behave like Hocuspocus 4.7.0
@@ -54,10 +54,10 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from elynav_nb.docs.credentials import DocsCredentials
 from elynav_nb.docs.frames import Ping, encode_message
 from elynav_nb.errors import InvalidInput, ServiceError
-from elynav_nb.sandbox.docs_api_common import decode_content_or_error, json_body, write_body
-from elynav_nb.sandbox.docs_collaboration import CollaborationHub, SocketSession
-from elynav_nb.sandbox.docs_lifecycle_routes import TREE_ROUTES
-from elynav_nb.sandbox.docs_store import LINK_REACHES, LINK_ROLES, SandboxDocument, SandboxStore, SandboxUser
+from elynav_nb.sandbox.docs.api_common import decode_content_or_error, json_body, write_body
+from elynav_nb.sandbox.docs.collaboration import CollaborationHub, SocketSession
+from elynav_nb.sandbox.docs.lifecycle_routes import TREE_ROUTES
+from elynav_nb.sandbox.docs.store import LINK_REACHES, LINK_ROLES, SandboxDocument, SandboxStore, SandboxUser
 
 __all__ = ["DocsSandbox", "build_app"]
 

@@ -7,8 +7,8 @@ No I/O: everything lives in dictionaries for the life of one sandbox.
 Rules reproduced from Docs v5.4.1 (sandbox simplifications noted):
 
 * a user is found by the ``docs_sessionid`` cookie only; ``mint_session`` stands in for OIDC;
-* documents live in one materialised-path tree (``docs_tree``); roles, inherited links and the
-  35 abilities follow ``docs_abilities``; trashed documents stay in the tree (``deleted_at``,
+* documents live in one materialised-path tree (``tree``); roles, inherited links and the
+  35 abilities follow ``abilities``; trashed documents stay in the tree (``deleted_at``,
   ``ancestors_deleted_at``) and ``get_document`` no longer finds them (``find_document`` does);
 * favourites and link traces (the documents a user opened) are kept per user; no teams;
 * content is stored **only** by ``save_content`` (the REST ``PATCH .../content/``), as a base64
@@ -29,9 +29,9 @@ from typing import Any, Final
 
 from pycrdt import Doc
 
-from elynav_nb.sandbox import docs_abilities
-from elynav_nb.sandbox.docs_abilities import LINK_REACHES, LINK_ROLES, ROLES, format_datetime
-from elynav_nb.sandbox.docs_tree import MaterializedPathTree
+from elynav_nb.sandbox.docs import abilities
+from elynav_nb.sandbox.docs.abilities import LINK_REACHES, LINK_ROLES, ROLES, format_datetime
+from elynav_nb.sandbox.docs.tree import MaterializedPathTree
 
 __all__ = ["LINK_REACHES", "LINK_ROLES", "ROLES", "SandboxDocument", "SandboxStore", "SandboxUser"]
 
@@ -190,11 +190,11 @@ class SandboxStore:
 
     def role_of(self, document: SandboxDocument, user: SandboxUser | None) -> str | None:
         """The user's role from accesses on the document and its ancestors (not from links)."""
-        return docs_abilities.role_of(self, document, user)
+        return abilities.role_of(self, document, user)
 
     def abilities(self, document: SandboxDocument, user: SandboxUser | None) -> dict[str, Any]:
-        """Docs' ``get_abilities``: inherited roles and links, the trash rules (``docs_abilities``)."""
-        return docs_abilities.abilities(self, document, user)
+        """Docs' ``get_abilities``: inherited roles and links, the trash rules (``abilities``)."""
+        return abilities.abilities(self, document, user)
 
     def is_favorite(self, document: SandboxDocument, user: SandboxUser | None) -> bool:
         return user is not None and (user.id, document.id) in self.favorites
@@ -203,7 +203,7 @@ class SandboxStore:
         self, document: SandboxDocument, user: SandboxUser | None, *, with_content: bool
     ) -> dict[str, Any]:
         """The serializer fields clients read (design note §3.3); ``content`` only in v4 mode."""
-        data = docs_abilities.document_json(self, document, user, favorite=self.is_favorite(document, user))
+        data = abilities.document_json(self, document, user, favorite=self.is_favorite(document, user))
         if with_content:
             data["content"] = base64.b64encode(document.content).decode("ascii") if document.content else None
         return data

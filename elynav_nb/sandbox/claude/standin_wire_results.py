@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from elynav_nb.sandbox.standin_wire_style import CONTEXT_WINDOW, MAX_OUTPUT_TOKENS, WireStyle, new_uuid
+from elynav_nb.sandbox.claude.standin_wire_style import CONTEXT_WINDOW, MAX_OUTPUT_TOKENS, WireStyle, new_uuid
 
 __all__ = [
     "build_result",

@@ -6,7 +6,7 @@ and a one-line note goes to stderr at start-up. Everything else imitates the rea
 2.1.197 with ``ELYNAV_STANDIN_VERSION=2.1.197``): flags and their start-up errors, exit codes, message
 order, key order, the control protocol, queued messages, interrupts, signals and sessions.
 
-Where it sits: ``elynav_nb/sandbox``; imported by nothing in the library. The agent runner's tests,
+Where it sits: ``elynav_nb/sandbox/claude``; imported by nothing in the library. The agent runner's tests,
 the notebooks and the README demo spawn it instead of ``claude``.
 
 How data flows: argv -> ``standin_args`` -> start-up checks (in the real CLI's order) -> ``Conversation``:
@@ -30,15 +30,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elynav_nb.sandbox import standin_wire as wire
-from elynav_nb.sandbox.standin_agents import AgentCatalogue, load_agent_catalogue
-from elynav_nb.sandbox.standin_args import HELP_TEXT, FlagError, StandinOptions, parse_arguments
-from elynav_nb.sandbox.standin_mcp import McpHub, McpServerConfig, load_mcp_configuration
-from elynav_nb.sandbox.standin_sdk_mcp import ControlChannel
-from elynav_nb.sandbox.standin_sessions import SessionStore, TranscriptEntry, standin_home
-from elynav_nb.sandbox.standin_structured import STRUCTURED_OUTPUT_TOOL, SchemaFlagError, load_schema
-from elynav_nb.sandbox.standin_tools import BashOutcome, bash_result_content
-from elynav_nb.sandbox.standin_turns import SessionState, TurnRunner
+from elynav_nb.sandbox.claude import standin_wire as wire
+from elynav_nb.sandbox.claude.standin_agents import AgentCatalogue, load_agent_catalogue
+from elynav_nb.sandbox.claude.standin_args import HELP_TEXT, FlagError, StandinOptions, parse_arguments
+from elynav_nb.sandbox.claude.standin_mcp import McpHub, McpServerConfig, load_mcp_configuration
+from elynav_nb.sandbox.claude.standin_sdk_mcp import ControlChannel
+from elynav_nb.sandbox.claude.standin_sessions import SessionStore, TranscriptEntry, standin_home
+from elynav_nb.sandbox.claude.standin_structured import STRUCTURED_OUTPUT_TOOL, SchemaFlagError, load_schema
+from elynav_nb.sandbox.claude.standin_tools import BashOutcome, bash_result_content
+from elynav_nb.sandbox.claude.standin_turns import SessionState, TurnRunner
 
 __all__ = ["main"]
 

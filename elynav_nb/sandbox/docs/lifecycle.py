@@ -1,7 +1,7 @@
 """A sandbox document's lifecycle as Docs writes it: validated fields, moves with their access
 rules, and duplicates.
 
-Where it sits: the pure half of the write routes (``docs_lifecycle_routes``); no I/O. Reproduced
+Where it sits: the pure half of the write routes (``lifecycle_routes``); no I/O. Reproduced
 from La Suite Docs v5.4.1 (``core/api/viewsets.py`` ``move``, ``_duplicate_document``;
 ``core/api/serializers.py``):
 
@@ -24,9 +24,9 @@ from __future__ import annotations
 import uuid
 from typing import Any, Final
 
-from elynav_nb.sandbox.docs_abilities import PRIVILEGED_ROLES, role_of
-from elynav_nb.sandbox.docs_store import SandboxDocument, SandboxStore, SandboxUser
-from elynav_nb.sandbox.docs_tree import MOVE_POSITIONS
+from elynav_nb.sandbox.docs.abilities import PRIVILEGED_ROLES, role_of
+from elynav_nb.sandbox.docs.store import SandboxDocument, SandboxStore, SandboxUser
+from elynav_nb.sandbox.docs.tree import MOVE_POSITIONS
 
 __all__ = [
     "TITLE_MAX_LENGTH",

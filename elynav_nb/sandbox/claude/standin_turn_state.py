@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from elynav_nb.sandbox import standin_wire as wire
-from elynav_nb.sandbox.standin_mcp import McpHub
-from elynav_nb.sandbox.standin_sessions import SessionStore
-from elynav_nb.sandbox.standin_structured import with_structured_output_tool
-from elynav_nb.sandbox.standin_tools import BashTool
+from elynav_nb.sandbox.claude import standin_wire as wire
+from elynav_nb.sandbox.claude.standin_mcp import McpHub
+from elynav_nb.sandbox.claude.standin_sessions import SessionStore
+from elynav_nb.sandbox.claude.standin_structured import with_structured_output_tool
+from elynav_nb.sandbox.claude.standin_tools import BashTool
 
 __all__ = [
     "BudgetExhausted",

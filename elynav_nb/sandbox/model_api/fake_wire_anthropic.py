@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from elynav_nb.sandbox.fake_model_script import (
+from elynav_nb.sandbox.model_api.fake_model_script import (
     McpCall,
     NativeToolCall,
     Reply,
