@@ -102,20 +102,40 @@ class ToolRoundTrips(HookSteps):
         state.tool_use_id = None
         return summary
 
-    def _write_no_such_tool(self, tool_use_id: str, tool_name: str) -> str:
-        """The real CLI's answer to a tool no connected server offers: an error result, no permission asked."""
+    def _emit_tool_result(
+        self,
+        tool_use_id: str,
+        content: str | list[dict[str, Any]],
+        *,
+        is_error: bool,
+        tool_use_result: Any,
+        result_meta: dict[str, Any] | None = None,
+        include_is_error: bool = True,
+    ) -> None:
+        """One ``user`` line carrying the ``tool_result`` of ``tool_use_id`` (``wire.build_tool_result``)."""
         session = self.session
-        text = f"<tool_use_error>Error: No such tool available: {tool_name}</tool_use_error>"
-        session.emit(
+        self.session.emit(
             wire.build_tool_result(
                 session.style,
                 session.session_id,
                 tool_use_id,
-                text,
-                is_error=True,
-                tool_use_result=f"Error: No such tool available: {tool_name}",
-                result_meta=None,
+                content,
+                is_error=is_error,
+                tool_use_result=tool_use_result,
+                result_meta=result_meta,
+                include_is_error=include_is_error,
             )
+        )
+
+    def _write_no_such_tool(self, tool_use_id: str, tool_name: str) -> str:
+        """The real CLI's answer to a tool no connected server offers: an error result, no permission asked."""
+        text = f"<tool_use_error>Error: No such tool available: {tool_name}</tool_use_error>"
+        self._emit_tool_result(
+            tool_use_id,
+            text,
+            is_error=True,
+            tool_use_result=f"Error: No such tool available: {tool_name}",
+            result_meta=None,
         )
         self.state.tool_use_id = None
         return f"The tool {tool_name} is not available."
@@ -276,21 +296,16 @@ class ToolRoundTrips(HookSteps):
     def _write_denied(
         self, tool_name: str, tool_input: dict[str, Any], message: str, meta: dict[str, Any]
     ) -> None:
-        session = self.session
         tool_use_id = self.state.tool_use_id or ""
         self.state.permission_denials.append(
             {"tool_name": tool_name, "tool_use_id": tool_use_id, "tool_input": tool_input}
         )
-        session.emit(
-            wire.build_tool_result(
-                session.style,
-                session.session_id,
-                tool_use_id,
-                message,
-                is_error=True,
-                tool_use_result="Error: " + message,
-                result_meta=meta,
-            )
+        self._emit_tool_result(
+            tool_use_id,
+            message,
+            is_error=True,
+            tool_use_result="Error: " + message,
+            result_meta=meta,
         )
 
     async def _run_tool(
@@ -311,16 +326,12 @@ class ToolRoundTrips(HookSteps):
                     self.state.bash = None
             content, is_error, structured = bash_result_content(outcome)
             self.state.last_tool_response = structured
-            session.emit(
-                wire.build_tool_result(
-                    session.style,
-                    session.session_id,
-                    tool_use_id,
-                    content,
-                    is_error=is_error,
-                    tool_use_result=structured,
-                    result_meta=meta,
-                )
+            self._emit_tool_result(
+                tool_use_id,
+                content,
+                is_error=is_error,
+                tool_use_result=structured,
+                result_meta=meta,
             )
             if directive.name == "big-result":
                 return f"The Bash tool printed {len(outcome.output)} bytes."
@@ -359,44 +370,32 @@ class ToolRoundTrips(HookSteps):
             if server_info is not None:
                 result["_meta"] = {"io.modelcontextprotocol/serverInfo": server_info}
             result["structuredContent"] = structured
-            session.emit(
-                wire.build_tool_result(
-                    session.style,
-                    session.session_id,
-                    tool_use_id,
-                    text,
-                    is_error=False,
-                    tool_use_result=result,
-                    result_meta=meta,
-                    include_is_error=False,
-                )
+            self._emit_tool_result(
+                tool_use_id,
+                text,
+                is_error=False,
+                tool_use_result=result,
+                result_meta=meta,
+                include_is_error=False,
             )
             return
         if is_error:
             texts = " ".join(str(block.get("text", "")) for block in content if block.get("type") == "text")
-            session.emit(
-                wire.build_tool_result(
-                    session.style,
-                    session.session_id,
-                    tool_use_id,
-                    texts,
-                    is_error=True,
-                    tool_use_result="Error: " + texts,
-                    result_meta=meta,
-                )
+            self._emit_tool_result(
+                tool_use_id,
+                texts,
+                is_error=True,
+                tool_use_result="Error: " + texts,
+                result_meta=meta,
             )
             return
-        session.emit(
-            wire.build_tool_result(
-                session.style,
-                session.session_id,
-                tool_use_id,
-                content,
-                is_error=False,
-                tool_use_result=content,
-                result_meta=meta,
-                include_is_error=False,
-            )
+        self._emit_tool_result(
+            tool_use_id,
+            content,
+            is_error=False,
+            tool_use_result=content,
+            result_meta=meta,
+            include_is_error=False,
         )
 
     async def _run_subagent(self, tool_use_id: str, tool_input: dict[str, Any]) -> str:
@@ -459,16 +458,12 @@ class ToolRoundTrips(HookSteps):
             "totalTokens": estimate_tokens(reply),
             "totalToolUseCount": 0,
         }
-        session.emit(
-            wire.build_tool_result(
-                session.style,
-                session.session_id,
-                tool_use_id,
-                content,
-                is_error=False,
-                tool_use_result=structured,
-                result_meta={"permission_decision": {"decision": "accept", "source": "config"}},
-                include_is_error=False,
-            )
+        self._emit_tool_result(
+            tool_use_id,
+            content,
+            is_error=False,
+            tool_use_result=structured,
+            result_meta={"permission_decision": {"decision": "accept", "source": "config"}},
+            include_is_error=False,
         )
         return f"The subagent answered: {reply}"

@@ -159,7 +159,6 @@ class TurnRunner(ToolRoundTrips):
 
     async def _structured_ending(self, parsed: ParsedMessage, final_text: str, schema: dict[str, Any]) -> str:
         """``--json-schema``: the reply and a StructuredOutput call, checked like the real CLI (``standin_structured``)."""
-        session = self.session
         state = self.state
         directive = parsed.first("json")
         value = (
@@ -181,30 +180,22 @@ class TurnRunner(ToolRoundTrips):
             accepted = {"permission_decision": {"decision": "accept", "source": "config"}}
             if problems:
                 message = f"Output does not match required schema: {problems}"
-                session.emit(
-                    wire.build_tool_result(
-                        session.style,
-                        session.session_id,
-                        tool_use_id,
-                        message,
-                        is_error=True,
-                        tool_use_result=f"Error: {message}",
-                        result_meta=accepted,
-                    )
+                self._emit_tool_result(
+                    tool_use_id,
+                    message,
+                    is_error=True,
+                    tool_use_result=f"Error: {message}",
+                    result_meta=accepted,
                 )
                 state.tool_use_id = None
                 continue
-            session.emit(
-                wire.build_tool_result(
-                    session.style,
-                    session.session_id,
-                    tool_use_id,
-                    STRUCTURED_OUTPUT_OK,
-                    is_error=False,
-                    tool_use_result=STRUCTURED_OUTPUT_OK,
-                    result_meta=accepted,
-                    include_is_error=False,
-                )
+            self._emit_tool_result(
+                tool_use_id,
+                STRUCTURED_OUTPUT_OK,
+                is_error=False,
+                tool_use_result=STRUCTURED_OUTPUT_OK,
+                result_meta=accepted,
+                include_is_error=False,
             )
             state.tool_use_id = None
             self._emit_result(
@@ -408,16 +399,12 @@ class TurnRunner(ToolRoundTrips):
                         "tool_input": state.tool_input,
                     }
                 )
-            session.emit(
-                wire.build_tool_result(
-                    session.style,
-                    session.session_id,
-                    state.tool_use_id or "",
-                    text,
-                    is_error=True,
-                    tool_use_result="User rejected tool use",
-                    result_meta={"non_execution_kind": "user-rejected"},
-                )
+            self._emit_tool_result(
+                state.tool_use_id or "",
+                text,
+                is_error=True,
+                tool_use_result="User rejected tool use",
+                result_meta={"non_execution_kind": "user-rejected"},
             )
             session.emit(
                 wire.build_interrupt_marker(session.session_id, "[Request interrupted by user for tool use]")
