@@ -9,7 +9,7 @@ Where it sits: ``elynav_nb/sandbox/claude``; imported by nothing in the library.
 tests, the notebooks, the benchmarks and the README demo spawn it instead of ``claude``
 (``elynav_nb.agents.locate`` names it by module).
 
-How data flows: argv -> ``standin_args`` -> ``claude_standin.Conversation`` (stdin lines -> control
+How data flows: argv -> ``standin_args`` -> ``standin_start.plan_start`` -> ``claude_standin.Conversation`` (stdin lines -> control
 answers, queued user messages) -> ``standin_turns.TurnRunner`` (``@standin`` directives -> tool calls,
 hooks, MCP) -> ``standin_wire`` -> stdout, one whole line at a time. Importing this package loads nothing.
 """

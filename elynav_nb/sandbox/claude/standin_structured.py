@@ -1,6 +1,6 @@
 """The stand-in's ``--json-schema``: the schema checked at start-up, the value its "model" answers, the checks.
 
-Where it sits: ``claude_standin.plan_start`` calls ``load_schema`` (the real CLI's start-up errors);
+Where it sits: ``standin_start.plan_start`` calls ``load_schema`` (the real CLI's start-up errors);
 ``standin_turns`` ends a turn of a process started with ``--json-schema`` with a ``StructuredOutput``
 tool use (``standin_turns._structured_ending``). Pure: no I/O.
 
