@@ -82,6 +82,18 @@ async def time_turns(send: Any, rounds: int) -> dict[str, list[float]]:
     return times
 
 
+async def time_runner_turns(runner: Any, rounds: int) -> dict[str, list[float]]:
+    """``time_turns`` through an ``AgentRunner``, each turn checked (the tool turn must show the sum)."""
+
+    async def send(prompt: str) -> None:
+        result = await runner.send(prompt)
+        assert result.ok, result.error
+        if prompt == CALL:
+            assert "returned: 5" in result.text, result.text
+
+    return await time_turns(send, rounds)
+
+
 async def measure_ours(workspace: Path, rounds: int, standin: str, timings: Path) -> dict[str, list[float]]:
     from elynav_nb.agents import AgentRunner
     from elynav_nb.agents.tools import agent_tool
@@ -91,14 +103,7 @@ async def measure_ours(workspace: Path, rounds: int, standin: str, timings: Path
     async with AgentRunner(
         None, workspace, executable=standin, tools=tools, environment=environment
     ) as runner:
-
-        async def send(prompt: str) -> None:
-            result = await runner.send(prompt)
-            assert result.ok, result.error
-            if prompt == CALL:
-                assert "returned: 5" in result.text, result.text
-
-        return await time_turns(send, rounds)
+        return await time_runner_turns(runner, rounds)
 
 
 async def measure_stdio(workspace: Path, rounds: int, standin: str, timings: Path) -> dict[str, list[float]]:
@@ -114,14 +119,7 @@ async def measure_stdio(workspace: Path, rounds: int, standin: str, timings: Pat
         "environment": {TIMINGS_VARIABLE: str(timings)},
     }
     async with AgentRunner(None, workspace, executable=standin, **options) as runner:
-
-        async def send(prompt: str) -> None:
-            result = await runner.send(prompt)
-            assert result.ok, result.error
-            if prompt == CALL:
-                assert "returned: 5" in result.text, result.text
-
-        return await time_turns(send, rounds)
+        return await time_runner_turns(runner, rounds)
 
 
 async def measure_sdk(workspace: Path, rounds: int, standin: str, timings: Path) -> dict[str, list[float]]:

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elynav_nb.agents.agent_definition import AgentDefinition
+from elynav_nb.agents.cli.per_turn_launch import refuse_taken_server_name
 from elynav_nb.agents.tools.kernel_tool import KernelTool
 from elynav_nb.agents.tools.mcp_endpoint import GateVerdict, McpToolEndpoint
 from elynav_nb.agents.tools.outcome import ToolOutcome
@@ -154,11 +155,7 @@ def check_server_name_free(mcp_config: Path | None, endpoint: McpToolEndpoint) -
     try:
         loaded = json.loads(mcp_config.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return  # the CLI reports a broken file itself
+        return  # claude reports a broken file itself (the per-turn CLIs' reader refuses it)
     servers = loaded.get("mcpServers") if isinstance(loaded, Mapping) else None
-    if isinstance(servers, Mapping) and endpoint.server_name in servers:
-        raise InvalidInput(
-            f"{mcp_config} already defines an MCP server named {endpoint.server_name!r}: the kernel tools"
-            " are served under that name; rename that server",
-            details={"server": endpoint.server_name},
-        )
+    if isinstance(servers, Mapping):
+        refuse_taken_server_name(endpoint.server_name, servers, source=str(mcp_config))

@@ -110,13 +110,13 @@ class Office(AskRunning, OfficeViews):
         runner_options.setdefault("permission_prompts", True)
         runner_options.setdefault("permission_timeout", 60.0)
         self.runner_options = runner_options
-        self.tools: dict[
-            str, Any
-        ] = {}  # agent name -> its kernel tools, as AgentRunner(tools=...) takes them
-        for name, agent_tools in (tools or {}).items():
+        # agent name -> its kernel tools, as AgentRunner(tools=...) takes them (refused here when bad)
+        self.tools: dict[str, Any] = {}
+        if tools:
             from elynav_nb.agents.kernel_tool_server import serve_tools
 
-            self.tools[name], _ = serve_tools(agent_tools)  # refused here, before anything starts
+            for name, agent_tools in tools.items():
+                self.tools[name], _ = serve_tools(agent_tools)
         self.employees: dict[str, Employee] = {}
         self.status = "new"
         self.files = OfficeFiles(self.workspace)

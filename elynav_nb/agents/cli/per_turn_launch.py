@@ -174,13 +174,17 @@ class KernelToolsServer:
 
     def check_name_free(self, servers: Iterable[McpServer]) -> None:
         """``INVALID_INPUT`` when the workspace's ``.mcp.json`` already names a server like ours."""
-        for server in servers:
-            if server.name == self.name:
-                raise InvalidInput(
-                    f".mcp.json already defines an MCP server named {self.name!r}: the kernel tools are"
-                    " served under that name; rename that server",
-                    details={"server": self.name},
-                )
+        refuse_taken_server_name(self.name, (server.name for server in servers))
+
+
+def refuse_taken_server_name(name: str, taken: Iterable[str], source: str = ".mcp.json") -> None:
+    """``INVALID_INPUT`` when ``taken`` (the servers ``source`` defines) holds the kernel tools' server ``name``."""
+    if name in set(taken):
+        raise InvalidInput(
+            f"{source} already defines an MCP server named {name!r}: the kernel tools are"
+            " served under that name; rename that server",
+            details={"server": name},
+        )
 
 
 @dataclass(frozen=True)
