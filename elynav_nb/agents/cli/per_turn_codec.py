@@ -10,6 +10,7 @@ trusting them; ``TurnVerdict`` is how a turn ended once its process is gone (eac
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -87,7 +88,7 @@ class TurnVerdict:
     reason: str
 
 
-class JsonLineDecoder(Generic[DecodedT]):
+class JsonLineDecoder(ABC, Generic[DecodedT]):
     """The line step the CLI codecs share: a stdout line to its JSON object, then ``decode_message``.
 
     ``DecodedT``: what a line decodes to (``AgentEvent`` for the per-turn codecs; events and control
@@ -103,5 +104,6 @@ class JsonLineDecoder(Generic[DecodedT]):
             return [parsed]
         return self.decode_message(parsed)
 
+    @abstractmethod
     def decode_message(self, message: dict[str, Any]) -> list[DecodedT | AgentError]:
-        raise NotImplementedError
+        """The items one parsed JSON message carries (the CLI's own codec)."""
