@@ -31,7 +31,8 @@ The tree::
     ├── NotAllowed                      NOT_ALLOWED
     │   ├── DocReadonly                 DOC_READONLY
     │   ├── DocNotPublic                DOC_NOT_PUBLIC
-    │   └── AuthRequired                AUTH_REQUIRED
+    │   ├── AuthRequired                AUTH_REQUIRED
+    │   └── PathOutsideWorkspace        PATH_OUTSIDE_WORKSPACE
     ├── Conflict                        CONFLICT
     │   ├── VersionConflict             VERSION_CONFLICT
     │   ├── AgentBusy                   AGENT_BUSY
@@ -99,6 +100,7 @@ __all__ = [
     "OfficeUnreachable",
     "OperationTimeout",
     "OutputInvalid",
+    "PathOutsideWorkspace",
     "ProtocolError",
     "RateLimited",
     "ResponseTooLarge",
@@ -249,6 +251,12 @@ class AuthRequired(NotAllowed):
     """The server needs credentials that were not given."""
 
     code = "AUTH_REQUIRED"
+
+
+class PathOutsideWorkspace(NotAllowed):
+    """An agent asked for a file or a working directory outside its workspace (ACP fs and terminal)."""
+
+    code = "PATH_OUTSIDE_WORKSPACE"
 
 
 class Conflict(ElynavError):

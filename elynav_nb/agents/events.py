@@ -172,24 +172,33 @@ class PermissionRequest(AgentEvent):
     input: dict[str, Any] = field(default_factory=dict)
     tool_use_id: str = ""
     description: str = ""
-    responder: Callable[[PermissionRequest, bool, str, dict[str, Any] | None], None] | None = field(
+    # the choices the agent offers, where it names them (ACP: ``optionId``, ``name``, ``kind`` =
+    # allow_once / allow_always / reject_once / reject_always); empty for claude and codex
+    options: tuple[dict[str, Any], ...] = ()
+    responder: Callable[[PermissionRequest, bool, str, dict[str, Any] | None, bool], None] | None = field(
         default=None, compare=False, repr=False
     )
 
-    def allow(self, updated_input: dict[str, Any] | None = None) -> None:
-        """Let the tool run (with ``updated_input`` instead of the asked input, if given)."""
-        self._answer(True, "", updated_input)
+    def allow(self, updated_input: dict[str, Any] | None = None, *, always: bool = False) -> None:
+        """Let the tool run (with ``updated_input`` instead of the asked input, if given).
+
+        ``always=True`` also allows the same kind of call for the rest of the session, where the CLI
+        can (an ACP ``allow_always`` option, codex's ``acceptForSession``); elsewhere it allows once.
+        """
+        self._answer(True, "", updated_input, always)
 
     def deny(self, message: str = "Denied by the user.") -> None:
         """Refuse the tool; the model reads ``message``."""
-        self._answer(False, message, None)
+        self._answer(False, message, None, False)
 
-    def _answer(self, allowed: bool, message: str, updated_input: dict[str, Any] | None) -> None:
+    def _answer(
+        self, allowed: bool, message: str, updated_input: dict[str, Any] | None, always: bool
+    ) -> None:
         if self.responder is None:
             from elynav_nb.errors import InvalidInput
 
             raise InvalidInput("this permission request is not attached to a running turn")
-        self.responder(self, allowed, message, updated_input)
+        self.responder(self, allowed, message, updated_input, always)
 
     def summary(self) -> str:
         return f"{self.tool_name} asks permission: {_short(self.input, 160)}"

@@ -2,8 +2,9 @@
 
 Where it sits: called by ``PersistentDriver.prepare`` (off the event loop for the disk work). One
 launcher per persistent protocol: ``ClaudeLauncher`` (the CLI or its stand-in, the agent file in the
-workspace, ``--mcp-config`` from ``.mcp.json``) and ``CodexAppServerLauncher`` (the runner's
-``CODEX_HOME`` written by the codex adapter). Each returns a ``Launch``: the command and a new wire
+workspace, ``--mcp-config`` from ``.mcp.json``), ``CodexAppServerLauncher`` (the runner's
+``CODEX_HOME`` written by the codex adapter) and ``AcpLauncher`` (any ACP agent: its command, the
+workspace's MCP servers and the kernel tools in ACP's form, the client's fs and terminal services). Each returns a ``Launch``: the command and a new wire
 for that process. The wires themselves (``agents/cli/*_wire.py``) do no I/O.
 
 Structured results: claude's ``--json-schema`` belongs to the process, so ``ClaudeLauncher`` says
@@ -25,7 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from elynav_nb.agents.adapter_settings import adapter_settings
+from elynav_nb.agents.acp_files import WorkspaceFiles
+from elynav_nb.agents.acp_terminals import WorkspaceTerminals
+from elynav_nb.agents.adapter_settings import adapter_settings, kernel_tools_of
+from elynav_nb.agents.cli.acp_launch import ACP_NOTES, acp_agent_label, acp_mcp_servers
+from elynav_nb.agents.cli.acp_wire import AcpWire
 from elynav_nb.agents.cli.claude_launch import (
     ClaudeLaunch,
     agents_with_structured_output,
@@ -36,7 +41,7 @@ from elynav_nb.agents.cli.claude_wire import ClaudeStreamWire, RequestServer
 from elynav_nb.agents.cli.codex_app_wire import CodexAppServerWire
 from elynav_nb.agents.cli.codex_launch import build_codex_app_server
 from elynav_nb.agents.cli.wire import PersistentWire
-from elynav_nb.agents.cli_adapter import merged_limitations
+from elynav_nb.agents.cli_adapter import merged_limitations, read_workspace_mcp_servers
 from elynav_nb.agents.codex_adapter import CodexAdapter
 from elynav_nb.agents.definitions import find_agent_file, install_agents
 from elynav_nb.agents.hooks import claude_initialize_hooks
@@ -48,7 +53,7 @@ from elynav_nb.errors import AgentNotFound
 if TYPE_CHECKING:
     from elynav_nb.agents.runner import AgentRunner
 
-__all__ = ["ClaudeLauncher", "CodexAppServerLauncher", "Launch", "PersistentLauncher"]
+__all__ = ["AcpLauncher", "ClaudeLauncher", "CodexAppServerLauncher", "Launch", "PersistentLauncher"]
 
 _CODEX_HOOKS_NOTE = (
     "codex app-server cannot run hooks= on its own tools (its command hooks need a trust review it offers "
@@ -237,3 +242,52 @@ class CodexAppServerLauncher(PersistentLauncher):
             planned = ()
         hooks_note = (_CODEX_HOOKS_NOTE,) if runner.hooks else ()
         return merged_limitations((*planned, *_CODEX_NOTES, *hooks_note))
+
+
+class AcpLauncher(PersistentLauncher):
+    """Any Agent Client Protocol agent, its command given as ``executable`` (or the ACP stand-in)."""
+
+    def launch_sync(self, runner: AgentRunner) -> Launch:
+        runner.cli = locate_cli(runner.executable, cli="acp", fallback_to_standin=False)
+        definition = runner.plan.require_definition()
+        mcp_config = runner.workspace / ".mcp.json"
+        kernel = kernel_tools_of(runner)
+        if kernel is not None and runner.tool_endpoint is not None:
+            from elynav_nb.agents.kernel_tool_server import check_server_name_free
+
+            check_server_name_free(mcp_config, runner.tool_endpoint)
+        agent_identity = {"ELYNAV_AGENT_NAME": runner.agent_name} if runner.agent_name else {}
+        environment = build_child_environment(
+            os.environ,
+            {**agent_identity, **runner.environment_overrides, **(kernel.environment if kernel else {})},
+        )
+        servers = acp_mcp_servers(read_workspace_mcp_servers(runner.workspace, environment), kernel)
+
+        def set_session_id(session_id: str) -> None:
+            runner.session_id = session_id
+
+        wire = AcpWire(
+            workspace=runner.workspace,
+            session_id=runner.session_id if runner.resume_next_start else "",
+            resume_asked=runner.resume_asked,
+            set_session_id=set_session_id,
+            mcp_servers=servers,
+            environment=environment,
+            start_timeout=runner.start_timeout,
+            interrupt_timeout=runner.interrupt_timeout,
+            permission_mode=runner.permission_mode,
+            model=runner.model,
+            instructions=definition.prompt if definition is not None else "",
+            files=WorkspaceFiles(runner.workspace),
+            terminals=WorkspaceTerminals(runner.workspace, environment, timeout=runner.turn_timeout),
+            label="the ACP stand-in"
+            if runner.cli.is_standin
+            else f"the ACP agent {acp_agent_label(runner.cli.argv)}",
+        )
+        return Launch(argv=runner.cli.argv, cwd=runner.workspace, environment=environment, wire=wire)
+
+    def limitations(self, runner: AgentRunner) -> tuple[str, ...]:
+        hooks_note = (
+            ("hooks= apply to kernel tools only: an ACP agent runs its own tools",) if runner.hooks else ()
+        )
+        return merged_limitations((*ACP_NOTES, *hooks_note))

@@ -11,6 +11,10 @@ For ``codex`` and ``gemini`` (no stand-in: tests run the real binaries against
 ``ELYNAV_GEMINI_CLI``; then ``codex`` / ``gemini`` on PATH; else ``CLI_NOT_FOUND`` with the npm
 command that installs it.
 
+For ``acp`` (any Agent Client Protocol agent): an explicit ``executable`` (its whole command, as
+a list: ``["gemini", "--acp"]``), ``"standin"`` for the embedded ACP stand-in, else
+``ELYNAV_ACP_AGENT`` (a command line, split as a shell would); no default agent: ``CLI_NOT_FOUND``.
+
 Which CLI a runner uses (the ``cli=`` argument, else the definition's ``cli`` field, else claude)
 is decided once, by ``plan.py``; ``choose_cli_mode`` gives the mode.
 
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -47,11 +52,12 @@ __all__ = [
     "standin_command",
 ]
 
-CliName = Literal["claude", "codex", "gemini"]
-CLI_NAMES: tuple[CliName, ...] = ("claude", "codex", "gemini")
+CliName = Literal["claude", "codex", "gemini", "acp"]
+CLI_NAMES: tuple[CliName, ...] = ("claude", "codex", "gemini", "acp")
 
 STANDIN = "standin"
 STANDIN_MODULE = "elynav_nb.sandbox.claude.claude_standin"
+ACP_STANDIN_MODULE = "elynav_nb.sandbox.acp.acp_standin"
 INSTALL_HINT = (
     "install Claude Code with `npm install -g @anthropic-ai/claude-code` and log in with `claude`, "
     "or run on the embedded stand-in with executable='standin'"
@@ -60,11 +66,17 @@ _INSTALL_HINTS: dict[str, str] = {
     "claude": INSTALL_HINT,
     "codex": "install it with `npm install -g @openai/codex` (or set ELYNAV_CODEX_CLI, or pass executable=)",
     "gemini": "install it with `npm install -g @google/gemini-cli` (or set ELYNAV_GEMINI_CLI, or pass executable=)",
+    "acp": (
+        "pass the ACP agent's command as executable=[...] (for example ['gemini', '--acp'] or "
+        "['npx', '@zed-industries/codex-acp']), or set ELYNAV_ACP_AGENT; executable='standin' runs the "
+        "embedded ACP stand-in (not a model)"
+    ),
 }
 _ENVIRONMENT_VARIABLES: dict[str, str] = {
     "claude": "ELYNAV_AGENT_CLI",
     "codex": "ELYNAV_CODEX_CLI",
     "gemini": "ELYNAV_GEMINI_CLI",
+    "acp": "ELYNAV_ACP_AGENT",
 }
 _NPM_PACKAGES: dict[str, str] = {"codex": "@openai/codex", "gemini": "@google/gemini-cli"}
 VERSION_TIMEOUT_SECONDS = 30.0
@@ -84,6 +96,7 @@ CLI_MODES: dict[CliName, tuple[str, ...]] = {  # the first is the default
     "claude": ("stream-json",),
     "codex": ("app-server", "exec"),
     "gemini": ("print",),
+    "acp": ("stdio",),
 }
 
 
@@ -114,7 +127,11 @@ class CliCommand:
 
     @property
     def label(self) -> str:
-        return "stand-in (elynav-claude-standin)" if self.is_standin else f"{self.name} ({self.argv[0]})"
+        if self.is_standin:
+            return (
+                "stand-in (elynav-acp-standin)" if self.name == "acp" else "stand-in (elynav-claude-standin)"
+            )
+        return f"{self.name} ({self.argv[0]})"
 
 
 def standin_command() -> CliCommand:
@@ -127,6 +144,8 @@ def _resolve(executable: str | Sequence[str], name: CliName) -> CliCommand:
     if not words:
         raise CliNotFound(f"an empty command was given for the agent CLI; {_INSTALL_HINTS[name]}")
     if words == [STANDIN]:
+        if name == "acp":
+            return CliCommand(argv=(sys.executable, "-m", ACP_STANDIN_MODULE), is_standin=True, name="acp")
         if name != "claude":
             raise InvalidInput(
                 f"there is no stand-in for {name}: run the real CLI (tests point it at FakeModelApi)"
@@ -139,7 +158,9 @@ def _resolve(executable: str | Sequence[str], name: CliName) -> CliCommand:
             f"agent CLI {first!r} not found; {_INSTALL_HINTS[name]}", details={"executable": first}
         )
     found = os.path.abspath(found)  # the CLI runs in the workspace: a relative path would not be found there
-    is_standin = name == "claude" and ("elynav-claude-standin" in Path(found).name or STANDIN_MODULE in words)
+    is_standin = (
+        name == "claude" and ("elynav-claude-standin" in Path(found).name or STANDIN_MODULE in words)
+    ) or (name == "acp" and ("elynav-acp-standin" in Path(found).name or ACP_STANDIN_MODULE in words))
     return CliCommand(argv=(found, *words[1:]), is_standin=is_standin, name=name)
 
 
@@ -156,7 +177,11 @@ def locate_cli(
     environment = os.environ if environment is None else environment
     chosen = environment.get(_ENVIRONMENT_VARIABLES[cli], "").strip()
     if chosen:
-        return _resolve(chosen.split() if cli != "claude" else chosen, cli)
+        return _resolve(
+            chosen if cli == "claude" else shlex.split(chosen) if cli == "acp" else chosen.split(), cli
+        )
+    if cli == "acp":
+        raise CliNotFound(f"no ACP agent was named; {_INSTALL_HINTS[cli]}", details={"cli": cli})
     real = shutil.which(cli)
     if real is not None:
         return CliCommand(argv=(real,), is_standin=False, name=cli)

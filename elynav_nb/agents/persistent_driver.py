@@ -340,6 +340,8 @@ class PersistentDriver(Driver):
     def before_finish(self, turn: Turn, outcome: Outcome) -> None:
         for request_id in list(self._pending_permissions):
             self._close_permission(request_id, "withdrawn")
+        if self.wire is not None:
+            self.wire.release_turn_resources()
 
     # -- stdout routing (called by the supervisor, synchronously, for each line) ------------------
 
@@ -432,6 +434,8 @@ class PersistentDriver(Driver):
         for task in self._served_requests.values():
             task.cancel()
         self._served_requests.clear()
+        if self.wire is not None:
+            self.wire.release_turn_resources()
         turn = self.current_turn
         if turn is not None and not turn.done and turn.written:  # a turn not sent yet starts a new CLI itself
             if not (turn.abort_outcome is not None and turn.aborting):  # else the abort sequence settles it
@@ -472,7 +476,12 @@ class PersistentDriver(Driver):
             request.deny("Denied by the permission handler.")
 
     def _answer_permission(
-        self, request: PermissionRequest, allowed: bool, message: str, updated_input: dict[str, Any] | None
+        self,
+        request: PermissionRequest,
+        allowed: bool,
+        message: str,
+        updated_input: dict[str, Any] | None,
+        always: bool = False,
     ) -> None:
         loop = self.loop
         if loop is None:
@@ -482,11 +491,14 @@ class PersistentDriver(Driver):
         except RuntimeError:
             running = None
         if running is not loop:
-            loop.call_soon_threadsafe(self._answer_permission, request, allowed, message, updated_input)
+            loop.call_soon_threadsafe(
+                self._answer_permission, request, allowed, message, updated_input, always
+            )
             return
         if request.request_id not in self._pending_permissions or self.wire is None:
             return  # already answered, withdrawn or expired
-        self._write_soon(self.wire.encode_permission_answer(request, allowed, message, updated_input))
+        answer = self.wire.encode_permission_answer(request, allowed, message, updated_input, always=always)
+        self._write_soon(answer)
         self._close_permission(request.request_id, "allowed" if allowed else "denied")
 
     def _expire_permission(self, request_id: str) -> None:

@@ -1,7 +1,7 @@
 """A runner's plan: which CLI, which mode, which driver, the agent definition read once, and what it can do.
 
 Where it sits: ``AgentRunner.__init__`` calls ``plan_runner`` once; the runner then builds the driver
-the plan names (``persistent`` for claude stream-json and codex app-server, ``per-turn`` for gemini
+the plan names (``persistent`` for claude stream-json, codex app-server and ACP agents, ``per-turn`` for gemini
 and codex exec). The office reads ``capabilities_of`` before it makes an employee's runner, and views
 read ``runner.capabilities``: nobody else branches on CLI names. Pure but for reading the agent file
 of a name (once).
@@ -94,6 +94,17 @@ _CAPABILITIES: dict[tuple[CliName, str], Capabilities] = {
         live_settings=False,
         output_schema="constrained",
         native_tool_hooks=True,
+    ),
+    ("acp", "stdio"): Capabilities(  # what the protocol can carry; each agent may do less (its notes)
+        persistent_process=True,
+        permission_prompts=True,
+        tool_rules_as_arguments=False,
+        reports_cost=False,
+        token_deltas=True,
+        thinking=True,
+        live_mcp_status=False,
+        live_settings=True,
+        output_schema="prompt",
     ),
     ("gemini", "print"): Capabilities(
         persistent_process=False,

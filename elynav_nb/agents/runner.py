@@ -53,7 +53,7 @@ from elynav_nb.agents.driver import Driver
 from elynav_nb.agents.events import AgentEvent, AgentStarted, PermissionRequest
 from elynav_nb.agents.hook_runner import HookRunner
 from elynav_nb.agents.hooks import DEFAULT_HOOK_TIMEOUT, Hooks, HookSet, normalise_hooks
-from elynav_nb.agents.launchers import ClaudeLauncher, CodexAppServerLauncher
+from elynav_nb.agents.launchers import AcpLauncher, ClaudeLauncher, CodexAppServerLauncher, PersistentLauncher
 from elynav_nb.agents.limits import TurnLimits, check_limits
 from elynav_nb.agents.locate import CliCommand, CliName
 from elynav_nb.agents.output_schema import OutputSchemaSpec, output_schema_of
@@ -196,13 +196,14 @@ class AgentRunner:
             raise InvalidInput(
                 "cli_config and config_home are for codex and gemini; give claude flags with extra_arguments"
             )
-        if self.cli_name == "codex" and session_id is not None:
+        if self.cli_name in ("codex", "acp") and session_id is not None:
             raise InvalidInput(
-                "codex names its threads itself: give resume=<thread id> to continue one, not session_id"
+                f"{self.cli_name} names its conversations itself: give resume=<its id> to continue one, "
+                "not session_id"
             )
         self.executable = executable
         self.fallback_to_standin = fallback_to_standin
-        names_its_threads = self.cli_name == "codex"
+        names_its_threads = self.cli_name in ("codex", "acp")
         self.session_id = resume or session_id or ("" if names_its_threads else str(uuid.uuid4()))
         self.resume_next_start = resume is not None  # the next start continues the conversation
         self.resume_asked = (
@@ -265,7 +266,13 @@ class AgentRunner:
     def _make_driver(self) -> Driver:
         if self.plan.driver == "per-turn":
             return PerTurnDriver(self)
-        launcher = CodexAppServerLauncher() if self.cli_name == "codex" else ClaudeLauncher()
+        launcher: PersistentLauncher
+        if self.cli_name == "codex":
+            launcher = CodexAppServerLauncher()
+        elif self.cli_name == "acp":
+            launcher = AcpLauncher()
+        else:
+            launcher = ClaudeLauncher()
         return PersistentDriver(self, launcher)
 
     # -- what it is and what it can do ------------------------------------------------------------

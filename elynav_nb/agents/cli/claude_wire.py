@@ -83,7 +83,13 @@ class ClaudeStreamWire:
         return None if server is None else server(request.request)
 
     def encode_permission_answer(
-        self, request: PermissionRequest, allowed: bool, message: str, updated_input: dict[str, Any] | None
+        self,
+        request: PermissionRequest,
+        allowed: bool,
+        message: str,
+        updated_input: dict[str, Any] | None,
+        *,
+        always: bool = False,
     ) -> bytes:
         if allowed:
             response = {"behavior": "allow", "updatedInput": updated_input or dict(request.input)}
@@ -134,6 +140,9 @@ class ClaudeStreamWire:
 
     def observe(self, event: AgentEvent) -> None:
         return None
+
+    def release_turn_resources(self) -> None:
+        return None  # the CLI runs its tools itself
 
     def stall_reason(self, now: float) -> str:
         return ""

@@ -294,6 +294,7 @@ class CodexAppServerCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
         raw_id = self._raw_ids.pop(request_id, request_id)
         return _line({"id": raw_id, "error": {"code": -32601, "message": message}})
 
-    def permission_answer(self, request_id: str, allowed: bool) -> bytes:
-        """``accept`` or ``decline`` for an approval request (the model is told it was declined)."""
-        return self.result(request_id, {"decision": "accept" if allowed else "decline"})
+    def permission_answer(self, request_id: str, allowed: bool, *, always: bool = False) -> bytes:
+        """``accept`` (``acceptForSession`` when ``always``) or ``decline`` for an approval request."""
+        decision = ("acceptForSession" if always else "accept") if allowed else "decline"
+        return self.result(request_id, {"decision": decision})

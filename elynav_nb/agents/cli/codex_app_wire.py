@@ -101,9 +101,15 @@ class CodexAppServerWire:
         return None  # codex's server requests we answer are its approvals (PermissionRequest)
 
     def encode_permission_answer(
-        self, request: PermissionRequest, allowed: bool, message: str, updated_input: dict[str, Any] | None
+        self,
+        request: PermissionRequest,
+        allowed: bool,
+        message: str,
+        updated_input: dict[str, Any] | None,
+        *,
+        always: bool = False,
     ) -> bytes:
-        return self.codec.permission_answer(request.request_id, allowed)
+        return self.codec.permission_answer(request.request_id, allowed, always=always)
 
     # -- the conversation --------------------------------------------------------------------------
 
@@ -227,6 +233,9 @@ class CodexAppServerWire:
             self._last_retry_message = event.message
         elif not isinstance(event, RawEvent):
             self._retrying_since = None
+
+    def release_turn_resources(self) -> None:
+        return None  # the CLI runs its tools itself
 
     def stall_reason(self, now: float) -> str:
         if self._retrying_since is None or now - self._retrying_since < self.retry_timeout:

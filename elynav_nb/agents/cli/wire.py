@@ -4,7 +4,7 @@ Where it sits: between the persistent driver (``agents/persistent_driver.py``: t
 watchdog, the bounded stop, control futures, permission prompts) and the pure codecs of this folder.
 A wire decides what to say and how to read what the CLI says; the driver says it and waits. Each
 persistent protocol has one wire: ``claude_wire.ClaudeStreamWire`` (stream-json control protocol),
-``codex_app_wire.CodexAppServerWire`` (JSON-RPC). Adding a protocol (ACP next) is a new wire.
+``codex_app_wire.CodexAppServerWire`` (JSON-RPC), ``acp_wire.AcpWire`` (any Agent Client Protocol agent).
 
 How data flows::
 
@@ -91,7 +91,13 @@ class PersistentWire(Protocol):
         ...
 
     def encode_permission_answer(
-        self, request: PermissionRequest, allowed: bool, message: str, updated_input: dict[str, Any] | None
+        self,
+        request: PermissionRequest,
+        allowed: bool,
+        message: str,
+        updated_input: dict[str, Any] | None,
+        *,
+        always: bool = False,
     ) -> bytes: ...
 
     async def open(self, channel: WireChannel) -> None:
@@ -112,6 +118,10 @@ class PersistentWire(Protocol):
 
     def stall_reason(self, now: float) -> str:
         """Why the turn in flight should end now although the CLI still writes ("" when it should not)."""
+        ...
+
+    def release_turn_resources(self) -> None:
+        """A turn settled or the process went: end what the client ran for it (ACP terminals)."""
         ...
 
     def describe_start_failure(self, error: ElynavError, details: dict[str, Any]) -> ElynavError:

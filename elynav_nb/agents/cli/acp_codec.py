@@ -1,0 +1,373 @@
+"""Pure codec of the Agent Client Protocol (ACP v1: JSON-RPC 2.0 over stdio): lines in, events out.
+
+Where it sits: the ``AcpWire`` (``acp_wire.py``) feeds it every stdout line of one ACP agent process
+and writes the lines its encoders return. No I/O, no clock: tested on lines recorded from real ACP
+agents (``tests/fixtures/acp_real/*.jsonl``: claude-agent-acp, codex-acp, ``gemini --acp``) and on
+the embedded stand-in's.
+
+The wire: one JSON-RPC 2.0 object per line, ``"jsonrpc": "2.0"`` on each. Our requests carry string
+ids; the agent's own requests (permission prompts, fs and terminal calls) carry ids of its choosing,
+echoed exactly as they came (an integer stays an integer).
+
+How data flows::
+
+    {"id", "result"|"error"}                   -> ControlResponse (initialize, session/*, ...)
+      ... of the session/prompt in flight       -> and TurnEnded from its stopReason (an error answer:
+                                                   AgentError CLI_ERROR, then TurnEnded "error")
+    {"id", "method": session/request_permission}-> PermissionRequest (the options kept for the answer)
+    {"id", "method": fs/* | terminal/* | other} -> ControlRequest (the wire serves it or refuses it)
+    session/update agent_message_chunk (text)   -> TextDelta
+                   agent_thought_chunk (text)   -> ThinkingDelta
+                   tool_call                    -> ToolUse (and ToolResult when it comes finished)
+                   tool_call_update completed|failed -> ToolResult (a ToolUse first if none came)
+                   usage_update                 -> RawEvent, its cost kept for TurnEnded
+                   plan, user_message_chunk (a session/load replay), modes, commands, anything new
+                                                -> RawEvent, never dropped
+    a line that is not JSON                     -> AgentError INVALID_JSON
+    JSON that is not JSON-RPC ({"hello": 1})    -> AgentError INVALID_JSON_RPC (the turn goes on)
+
+A tool's name: the agent's own where it says it (claude-agent-acp ``_meta.claudeCode.toolName``),
+else the call's ``title``, else its ``kind``. Its input: ``rawInput`` (``{}`` when the agent sends none).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from elynav_nb.agents.cli.per_turn_codec import JsonLineDecoder, as_dict, as_str, excerpt
+from elynav_nb.agents.events import (
+    AgentError,
+    AgentEvent,
+    AgentStarted,
+    ControlFrame,
+    ControlRequest,
+    ControlResponse,
+    PermissionRequest,
+    RawEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolResult,
+    ToolUse,
+    TurnEnded,
+)
+
+__all__ = [
+    "ACP_PROTOCOL_VERSION",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "METHOD_NOT_FOUND",
+    "AcpCodec",
+    "tool_result_text",
+]
+
+ACP_PROTOCOL_VERSION = 1
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+PERMISSION_METHOD = "session/request_permission"
+_FINISHED_STATUSES = ("completed", "failed")
+_STOP_SUBTYPES = {  # stopReason -> (TurnEnded.subtype, is_error, terminal_reason)
+    "end_turn": ("success", False, "completed"),
+    "cancelled": ("interrupted", True, "cancelled"),
+    "max_tokens": ("error", True, "max_tokens"),
+    "max_turn_requests": ("error_max_turns", True, "max_turns"),
+    "refusal": ("error", True, "refusal"),
+}
+
+
+def tool_result_text(update: Mapping[str, Any]) -> str:
+    """The text a finished tool call shows: its ``content`` blocks joined, else its ``rawOutput``."""
+    parts: list[str] = []
+    for item in update.get("content") or []:
+        item = as_dict(item)
+        kind = item.get("type")
+        if kind == "content":
+            block = as_dict(item.get("content"))
+            parts.append(as_str(block.get("text")) if block.get("type") == "text" else json.dumps(block))
+        elif kind == "diff":
+            parts.append(f"diff of {as_str(item.get('path'))}")
+        elif kind == "terminal":
+            parts.append(f"terminal {as_str(item.get('terminalId'))}")
+    if parts:
+        return "\n".join(parts)
+    raw = update.get("rawOutput")
+    if raw is None:
+        return ""
+    if isinstance(raw, str):
+        return raw
+    output = as_dict(raw).get("output") if isinstance(raw, dict) else None
+    return output if isinstance(output, str) else json.dumps(raw, ensure_ascii=False, default=str)
+
+
+def _line(message: Mapping[str, Any]) -> bytes:
+    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
+    """Decodes one ACP agent's stdout and encodes what we write to its stdin (see the module docstring).
+
+    ``session_id`` is set by the wire from ``session/new`` (or ``session/load``); ``prompt_request_id``
+    is the id of the ``session/prompt`` in flight (its answer ends the turn). ``agent_name`` and
+    ``agent_version`` fill ``AgentStarted``.
+    """
+
+    def __init__(self, *, agent_name: str = "", agent_version: str = "", is_standin: bool = False) -> None:
+        self.agent_name = agent_name
+        self.agent_version = agent_version
+        self.is_standin = is_standin
+        self.session_id = ""
+        self.model = ""
+        self.prompt_request_id = ""
+        self.total_cost_usd = 0.0
+        self._turn_text: list[str] = []
+        self._started_tools: dict[str, ToolUse] = {}
+        self._raw_ids: dict[str, Any] = {}
+        self._methods: dict[str, str] = {}  # the agent's pending requests: id -> method
+        self._permission_options: dict[str, list[dict[str, Any]]] = {}
+
+    # -- decoding ------------------------------------------------------------------------------------
+
+    def decode_message(self, message: dict[str, Any]) -> list[AgentEvent | ControlFrame]:
+        method = message.get("method")
+        if isinstance(method, str):
+            params = as_dict(message.get("params"))
+            if "id" in message and message["id"] is not None:
+                return [self._agent_request(message["id"], method, params)]
+            if method == "session/update":
+                return self._update(params, message)
+            return [RawEvent(type=method, data=message)]
+        if "id" in message and ("result" in message or "error" in message):
+            return self._response(message)
+        return [
+            AgentError(
+                "the agent wrote JSON that is not JSON-RPC (no method, no result, no error)",
+                code="INVALID_JSON_RPC",
+                excerpt=excerpt(json.dumps(message, ensure_ascii=False)),
+            )
+        ]
+
+    def _response(self, message: dict[str, Any]) -> list[AgentEvent | ControlFrame]:
+        request_id = str(message.get("id"))
+        if "error" in message:
+            error = as_dict(message.get("error"))
+            text = as_str(error.get("message")) or json.dumps(message.get("error"))
+            data = error.get("data")
+            if data not in (None, {}, ""):
+                text = f"{text} ({data if isinstance(data, str) else json.dumps(data, default=str)})"
+            response = ControlResponse(request_id=request_id, ok=False, error=text)
+        else:
+            result = message.get("result")
+            response = ControlResponse(request_id=request_id, ok=True, response=as_dict(result))
+        if request_id != self.prompt_request_id or not request_id:
+            return [response]
+        self.prompt_request_id = ""
+        return [response, *self._turn_ended(response)]
+
+    def _turn_ended(self, response: ControlResponse) -> list[AgentEvent | ControlFrame]:
+        text = "".join(self._turn_text)
+        self._turn_text.clear()
+        self._started_tools.clear()
+        usage = _usage(response.response.get("usage"))
+        if not response.ok:
+            return [
+                AgentError(response.error, code="CLI_ERROR"),
+                TurnEnded(
+                    subtype="error",
+                    is_error=True,
+                    result=response.error,
+                    session_id=self.session_id,
+                    total_cost_usd=self.total_cost_usd,
+                    terminal_reason="error",
+                    errors=(response.error,),
+                ),
+            ]
+        stop_reason = as_str(response.response.get("stopReason")) or "end_turn"
+        subtype, is_error, terminal = _STOP_SUBTYPES.get(stop_reason, ("error", True, stop_reason))
+        errors: tuple[str, ...] = ()
+        if is_error and stop_reason != "cancelled":
+            errors = (f"the agent ended the turn with stopReason {stop_reason!r}",)
+        return [
+            TurnEnded(
+                subtype=subtype,
+                is_error=is_error,
+                result=text if not errors else errors[0],
+                session_id=self.session_id,
+                total_cost_usd=self.total_cost_usd,
+                usage=usage,
+                terminal_reason=terminal,
+                stop_reason=stop_reason,
+                errors=errors,
+            )
+        ]
+
+    def _agent_request(self, raw_id: Any, method: str, params: dict[str, Any]) -> AgentEvent | ControlFrame:
+        request_id = str(raw_id)
+        self._raw_ids[request_id] = raw_id
+        self._methods[request_id] = method
+        if method != PERMISSION_METHOD:
+            return ControlRequest(request_id=request_id, subtype=method, request=params)
+        call = as_dict(params.get("toolCall"))
+        call_id = as_str(call.get("toolCallId"))
+        known = self._started_tools.get(call_id)
+        options = [as_dict(option) for option in params.get("options") or [] if isinstance(option, dict)]
+        self._permission_options[request_id] = options
+        raw_input = call.get("rawInput")
+        return PermissionRequest(
+            request_id=request_id,
+            tool_name=_tool_name(call) or (known.name if known is not None else "") or "unknown tool",
+            input=raw_input if isinstance(raw_input, dict) else (known.input if known is not None else {}),
+            tool_use_id=call_id,
+            description=as_str(call.get("title")),
+            options=tuple(options),
+        )
+
+    def _update(self, params: dict[str, Any], message: dict[str, Any]) -> list[AgentEvent | ControlFrame]:
+        update = as_dict(params.get("update"))
+        kind = as_str(update.get("sessionUpdate"))
+        if kind in ("agent_message_chunk", "agent_thought_chunk"):
+            content = as_dict(update.get("content"))
+            if content.get("type") == "text":
+                text = as_str(content.get("text"))
+                if kind == "agent_thought_chunk":
+                    return [ThinkingDelta(text)]
+                if self.prompt_request_id:
+                    self._turn_text.append(text)
+                return [TextDelta(text)]
+        elif kind == "tool_call":
+            return self._tool_call(update, message)
+        elif kind == "tool_call_update":
+            return self._tool_call_update(update, message)
+        elif kind == "usage_update":
+            cost = as_dict(update.get("cost"))
+            amount = cost.get("amount")
+            if isinstance(amount, int | float) and as_str(cost.get("currency")).upper() in ("USD", ""):
+                self.total_cost_usd = float(amount)
+        return [RawEvent(type="session/update", subtype=kind or "unknown", data=message)]
+
+    def _tool_call(self, update: dict[str, Any], message: dict[str, Any]) -> list[AgentEvent | ControlFrame]:
+        call_id = as_str(update.get("toolCallId"))
+        raw_input = update.get("rawInput")
+        tool_use = ToolUse(
+            id=call_id,
+            name=_tool_name(update) or "tool",
+            input=raw_input if isinstance(raw_input, dict) else {},
+        )
+        self._started_tools[call_id] = tool_use
+        events: list[AgentEvent | ControlFrame] = [tool_use]
+        if update.get("status") in _FINISHED_STATUSES:
+            events.append(self._tool_result(call_id, update))
+        return events
+
+    def _tool_call_update(
+        self, update: dict[str, Any], message: dict[str, Any]
+    ) -> list[AgentEvent | ControlFrame]:
+        call_id = as_str(update.get("toolCallId"))
+        if update.get("status") not in _FINISHED_STATUSES:
+            return [RawEvent(type="session/update", subtype="tool_call_update", data=message)]
+        events: list[AgentEvent | ControlFrame] = []
+        if call_id not in self._started_tools:
+            raw_input = update.get("rawInput")
+            tool_use = ToolUse(
+                id=call_id,
+                name=_tool_name(update) or "tool",
+                input=raw_input if isinstance(raw_input, dict) else {},
+            )
+            self._started_tools[call_id] = tool_use
+            events.append(tool_use)
+        events.append(self._tool_result(call_id, update))
+        return events
+
+    @staticmethod
+    def _tool_result(call_id: str, update: Mapping[str, Any]) -> ToolResult:
+        return ToolResult(
+            tool_use_id=call_id,
+            content=tool_result_text(update),
+            is_error=update.get("status") == "failed",
+        )
+
+    def started(self) -> AgentStarted:
+        """The ``AgentStarted`` a turn opens with (ACP has no start-of-turn message of its own)."""
+        self._turn_text.clear()
+        return AgentStarted(
+            session_id=self.session_id,
+            model=self.model,
+            cli_version=self.agent_version,
+            is_standin=self.is_standin,
+        )
+
+    # -- encoding ------------------------------------------------------------------------------------
+
+    @staticmethod
+    def request(request_id: str, method: str, params: Mapping[str, Any]) -> bytes:
+        """One request line of ours."""
+        return _line({"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params)})
+
+    @staticmethod
+    def notification(method: str, params: Mapping[str, Any]) -> bytes:
+        """One notification line of ours (``session/cancel``)."""
+        return _line({"jsonrpc": "2.0", "method": method, "params": dict(params)})
+
+    def method_of(self, request_id: str) -> str:
+        """The method of one of the agent's pending requests ("" when unknown)."""
+        return self._methods.get(request_id, "")
+
+    def result(self, request_id: str, result: Mapping[str, Any] | None) -> bytes:
+        """The answer to one of the agent's requests, with its id as the agent sent it."""
+        self._methods.pop(request_id, None)
+        raw_id = self._raw_ids.pop(request_id, request_id)
+        return _line({"jsonrpc": "2.0", "id": raw_id, "result": None if result is None else dict(result)})
+
+    def error(self, request_id: str, message: str, code: int = METHOD_NOT_FOUND) -> bytes:
+        """An error answer to one of the agent's requests."""
+        self._methods.pop(request_id, None)
+        raw_id = self._raw_ids.pop(request_id, request_id)
+        return _line({"jsonrpc": "2.0", "id": raw_id, "error": {"code": code, "message": message}})
+
+    def pending_permissions(self) -> list[str]:
+        """The permission prompts the agent still waits on (the wire cancels them with the turn)."""
+        return list(self._permission_options)
+
+    def permission_answer(self, request_id: str, allowed: bool, *, always: bool = False) -> bytes:
+        """The option that matches the answer (allow once / always, reject once); none: ``cancelled``.
+
+        An agent that offers no option of the asked kind (no ``reject_once``, say) gets its nearest
+        one of the same sense (``reject_always``); one that offers no option of that sense at all
+        gets ``cancelled``, which no agent reads as permission.
+        """
+        options = self._permission_options.pop(request_id, [])
+        if allowed:
+            wanted = ("allow_always", "allow_once") if always else ("allow_once", "allow_always")
+        else:
+            wanted = ("reject_once", "reject_always")
+        for kind in wanted:
+            for option in options:
+                if option.get("kind") == kind and option.get("optionId") is not None:
+                    outcome = {"outcome": "selected", "optionId": option["optionId"]}
+                    return self.result(request_id, {"outcome": outcome})
+        return self.permission_cancelled(request_id)
+
+    def permission_cancelled(self, request_id: str) -> bytes:
+        """``{"outcome": "cancelled"}``: what ACP asks a client to answer once it cancels the turn."""
+        self._permission_options.pop(request_id, None)
+        return self.result(request_id, {"outcome": {"outcome": "cancelled"}})
+
+
+def _tool_name(call: Mapping[str, Any]) -> str:
+    own = as_str(as_dict(as_dict(call.get("_meta")).get("claudeCode")).get("toolName"))
+    return own or as_str(call.get("title")) or as_str(call.get("kind"))
+
+
+def _usage(value: Any) -> dict[str, Any]:
+    """A prompt answer's ``usage`` (camelCase token counts) in our snake_case keys."""
+    usage = as_dict(value)
+    names = {
+        "inputTokens": "input_tokens",
+        "outputTokens": "output_tokens",
+        "cachedReadTokens": "cache_read_input_tokens",
+        "cachedWriteTokens": "cache_creation_input_tokens",
+        "thoughtTokens": "reasoning_output_tokens",
+        "totalTokens": "total_tokens",
+    }
+    return {ours: usage[theirs] for theirs, ours in names.items() if isinstance(usage.get(theirs), int)}
