@@ -32,7 +32,7 @@ from typing import Any
 
 from elynav_nb.agents.acp_files import WorkspaceFiles
 from elynav_nb.agents.acp_terminals import WorkspaceTerminals
-from elynav_nb.agents.cli.acp_codec import ACP_PROTOCOL_VERSION, INTERNAL_ERROR, AcpCodec, METHOD_NOT_FOUND
+from elynav_nb.agents.cli.acp_codec import ACP_PROTOCOL_VERSION, INTERNAL_ERROR, METHOD_NOT_FOUND, AcpCodec
 from elynav_nb.agents.cli.wire import TurnSink, WireChannel, start_failure
 from elynav_nb.agents.events import (
     AgentError,
