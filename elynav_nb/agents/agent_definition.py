@@ -48,7 +48,7 @@ ALLOWED_PERMISSION_MODES: tuple[str, ...] = (
 
 # Checked with fullmatch; it ends in \Z, not $, which also matches before a final "\n" (a file "x\n.md").
 _NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_-]*\Z")
-AGENT_CLIS: tuple[str, ...] = ("claude", "codex", "gemini")
+AGENT_CLIS: tuple[str, ...] = ("claude", "codex", "gemini", "acp")
 
 # Keys of an ``--agents`` JSON entry besides description/prompt/tools/model/permissionMode (design note §5).
 # Other front-matter keys stay in ``extra`` but are not passed inline: the CLI may refuse unknown ones.

@@ -1,12 +1,14 @@
 """``AgentRunner``: one agent conversation as awaitable, streaming turns, whichever CLI runs it.
 
-Which CLI: ``AgentRunner(..., cli="claude" | "codex" | "gemini")`` (or the definition's ``cli``
+Which CLI: ``AgentRunner(..., cli="claude" | "codex" | "gemini" | "acp")`` (or the definition's ``cli``
 field; claude by default), and for codex ``cli_mode="app-server"`` (the default) or ``"exec"``.
+``cli="acp"`` runs any Agent Client Protocol agent, its command given as ``executable``
+(``["gemini", "--acp"]``, ``["npx", "@zed-industries/codex-acp"]``, ``"standin"``).
 The choice is made once, in ``plan.py``, which also reads the agent definition once.
 
 Where it sits: the facade of ``elynav_nb.agents``. It holds the settings, the history, the turn
 listeners, the blocking wrappers and the display; a driver runs the conversation
-(``persistent_driver.py``: one process, claude stream-json or codex app-server, each spoken to through
+(``persistent_driver.py``: one process, claude stream-json, codex app-server or ACP, each spoken to through
 a wire under ``agents/cli``; ``per_turn_driver.py``: a process per turn, gemini and codex exec).
 Widgets and the office subscribe to turns; nothing here imports them.
 
@@ -85,15 +87,16 @@ _MODE_LABELS = {
 
 
 class AgentRunner:
-    """One agent's conversation on claude, codex or gemini (see the module docstring).
+    """One agent's conversation on claude, codex, gemini or any ACP agent (see the module docstring).
 
     ``definition`` is an ``AgentDefinition`` (installed into ``workspace/.claude/agents`` when
     missing there) or the name of an agent the CLI can find; ``workspace`` is the folder the CLI
-    works in. ``cli`` picks the CLI (``"claude"``, ``"codex"``, ``"gemini"``; else the definition's
+    works in. ``cli`` picks the CLI (``"claude"``, ``"codex"``, ``"gemini"``, ``"acp"``; else the definition's
     ``cli`` field, else claude) and ``cli_mode`` how codex runs: ``"app-server"`` (the default: one
     persistent JSON-RPC process with token deltas, permission prompts and interrupts) or ``"exec"``
     (a process per turn); ``$ELYNAV_CODEX_MODE`` sets the default. ``executable`` names the CLI: a
-    path or command (``["node", "cli.js"]``), ``"standin"`` for claude's embedded stand-in, or
+    path or command (``["node", "cli.js"]``; for ``cli="acp"`` the ACP agent's whole command, required),
+    ``"standin"`` for claude's embedded stand-in (or, with ``cli="acp"``, the ACP stand-in), or
     ``None`` for the real CLI when on PATH (claude: else the stand-in, unless
     ``fallback_to_standin=False``).
 

@@ -169,7 +169,7 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
         text = "".join(self._turn_text)
         self._turn_text.clear()
         self._started_tools.clear()
-        usage = _usage(response.response.get("usage"))
+        usage = _usage(response.response)
         if not response.ok:
             return [
                 AgentError(response.error, code="CLI_ERROR"),
@@ -359,9 +359,13 @@ def _tool_name(call: Mapping[str, Any]) -> str:
     return own or as_str(call.get("title")) or as_str(call.get("kind"))
 
 
-def _usage(value: Any) -> dict[str, Any]:
-    """A prompt answer's ``usage`` (camelCase token counts) in our snake_case keys."""
-    usage = as_dict(value)
+def _usage(answer: Mapping[str, Any]) -> dict[str, Any]:
+    """A prompt answer's token counts in our snake_case keys: ACP's ``usage`` (camelCase), else
+    gemini's ``_meta.quota.token_count`` (snake_case already)."""
+    quota = as_dict(as_dict(as_dict(answer.get("_meta")).get("quota")).get("token_count"))
+    if quota and "usage" not in answer:
+        return {key: value for key, value in quota.items() if isinstance(value, int)}
+    usage = as_dict(answer.get("usage"))
     names = {
         "inputTokens": "input_tokens",
         "outputTokens": "output_tokens",
