@@ -1,7 +1,10 @@
 """The real-binary tier: the pinned codex and gemini CLIs (and the real claude) against the fake model API.
 
-``tests/real_cli/package.json`` + ``package-lock.json`` pin ``@openai/codex`` and
-``@google/gemini-cli``; ``npm ci`` installs them on first use (a stamp holding the lock file's
+``tests/real_cli/package.json`` + ``package-lock.json`` pin ``@openai/codex``,
+``@google/gemini-cli`` and the ACP agents ``@agentclientprotocol/claude-agent-acp`` (the real claude
+of ``@anthropic-ai/claude-agent-sdk-linux-x64`` underneath) and ``@zed-industries/codex-acp`` (a
+native binary); ``claude_acp_agent`` / ``codex_acp_agent`` / ``gemini_acp_agent`` start them as ACP
+agents (``acp_setups`` points them at the fake API); ``npm ci`` installs them on first use (a stamp holding the lock file's
 sha256 makes later runs instant). The real claude comes from ``ELYNAV_CLAUDE_BIN`` (``.ci/run``
 points it at the binary bundled in the claude-agent-sdk wheel) or ``claude`` on PATH.
 
@@ -105,6 +108,44 @@ def gemini_cli() -> RealCli:
     _ensure_node_modules()
     argv = (str(BIN / "gemini"),)
     return RealCli("gemini", argv, _version_of("gemini", argv))
+
+
+def _acp_agent(name: str) -> RealCli:
+    from .acp_setups import (
+        SETUPS,
+        VERSIONS,
+        claude_acp_argv,
+        codex_acp_argv,
+        gemini_acp_argv,
+        package_version,
+    )
+
+    _ensure_node_modules()
+    argv = {"claude-agent-acp": claude_acp_argv, "codex-acp": codex_acp_argv, "gemini": gemini_acp_argv}[
+        name
+    ]()
+    package = VERSIONS[name]
+    if name not in SETUPS or not (package / "package.json").exists():
+        skip_or_fail(f"the ACP agent {name} is not installed under {package}")
+    return RealCli(name, argv, package_version(package), mode="acp")
+
+
+@pytest.fixture(scope="session")
+def claude_acp_agent() -> RealCli:
+    """The pinned ``claude-agent-acp`` (``node .../dist/index.js``), version from its package.json."""
+    return _acp_agent("claude-agent-acp")
+
+
+@pytest.fixture(scope="session")
+def codex_acp_agent() -> RealCli:
+    """The pinned ``codex-acp`` (``.bin/codex-acp``), version from its package.json."""
+    return _acp_agent("codex-acp")
+
+
+@pytest.fixture(scope="session")
+def gemini_acp_agent() -> RealCli:
+    """The pinned gemini as an ACP agent (``.bin/gemini --acp``), version from its package.json."""
+    return _acp_agent("gemini")
 
 
 @pytest.fixture(scope="session")
