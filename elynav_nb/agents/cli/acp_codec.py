@@ -123,9 +123,11 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
         self.total_cost_usd = 0.0
         self._turn_text: list[str] = []
         self._started_tools: dict[str, ToolUse] = {}
+        self._announced: dict[str, dict[str, Any]] = {}  # tool calls announced without their input yet
         self._raw_ids: dict[str, Any] = {}
         self._methods: dict[str, str] = {}  # the agent's pending requests: id -> method
         self._permission_options: dict[str, list[dict[str, Any]]] = {}
+        self._pending_tool_uses: list[ToolUse] = []  # announced calls a permission prompt makes known
 
     # -- decoding ------------------------------------------------------------------------------------
 
@@ -134,7 +136,10 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
         if isinstance(method, str):
             params = as_dict(message.get("params"))
             if "id" in message and message["id"] is not None:
-                return [self._agent_request(message["id"], method, params)]
+                request = self._agent_request(message["id"], method, params)
+                uses: list[AgentEvent | ControlFrame] = list(self._pending_tool_uses)
+                self._pending_tool_uses.clear()
+                return [*uses, request]
             if method == "session/update":
                 return self._update(params, message)
             return [RawEvent(type=method, data=message)]
@@ -169,6 +174,7 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
         text = "".join(self._turn_text)
         self._turn_text.clear()
         self._started_tools.clear()
+        self._announced.clear()
         usage = _usage(response.response)
         if not response.ok:
             return [
@@ -186,13 +192,15 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
         stop_reason = as_str(response.response.get("stopReason")) or "end_turn"
         subtype, is_error, terminal = _STOP_SUBTYPES.get(stop_reason, ("error", True, stop_reason))
         errors: tuple[str, ...] = ()
-        if is_error and stop_reason != "cancelled":
+        if stop_reason == "cancelled":  # asked by us (our cancel's outcome wins), or the agent's own
+            errors = ("the agent ended the turn as cancelled (after a refused permission, or on its own)",)
+        elif is_error:
             errors = (f"the agent ended the turn with stopReason {stop_reason!r}",)
         return [
             TurnEnded(
                 subtype=subtype,
                 is_error=is_error,
-                result=text if not errors else errors[0],
+                result=text if not is_error else errors[0],
                 session_id=self.session_id,
                 total_cost_usd=self.total_cost_usd,
                 usage=usage,
@@ -211,6 +219,9 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
         call = as_dict(params.get("toolCall"))
         call_id = as_str(call.get("toolCallId"))
         known = self._started_tools.get(call_id)
+        if known is None and call_id and (call_id in self._announced or call.get("rawInput") or call.get("title")):
+            known = self._tool_use(call_id, call)  # gemini's first word of a call is its permission prompt
+            self._pending_tool_uses.append(known)
         options = [as_dict(option) for option in params.get("options") or [] if isinstance(option, dict)]
         self._permission_options[request_id] = options
         raw_input = call.get("rawInput")
@@ -248,36 +259,40 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
 
     def _tool_call(self, update: dict[str, Any], message: dict[str, Any]) -> list[AgentEvent | ControlFrame]:
         call_id = as_str(update.get("toolCallId"))
-        raw_input = update.get("rawInput")
-        tool_use = ToolUse(
-            id=call_id,
-            name=_tool_name(update) or "tool",
-            input=raw_input if isinstance(raw_input, dict) else {},
-        )
-        self._started_tools[call_id] = tool_use
-        events: list[AgentEvent | ControlFrame] = [tool_use]
+        if not isinstance(update.get("rawInput"), dict) or not update.get("rawInput"):
+            if update.get("status") not in _FINISHED_STATUSES:
+                # claude-agent-acp announces a call with rawInput {} and fills it in an update: the
+                # ToolUse waits for its input (or a permission prompt, or the end of the call)
+                self._announced[call_id] = dict(update)
+                return [RawEvent(type="session/update", subtype="tool_call", data=message)]
+        events: list[AgentEvent | ControlFrame] = [self._tool_use(call_id, update)]
         if update.get("status") in _FINISHED_STATUSES:
             events.append(self._tool_result(call_id, update))
         return events
+
+    def _tool_use(self, call_id: str, update: Mapping[str, Any]) -> ToolUse:
+        """The ``ToolUse`` of a call, from what its announcement and ``update`` say (once per call)."""
+        merged = {**self._announced.pop(call_id, {}), **{k: v for k, v in update.items() if v not in (None, {}, "")}}
+        raw_input = merged.get("rawInput")
+        tool_use = ToolUse(
+            id=call_id,
+            name=_tool_name(merged) or "tool",
+            input=raw_input if isinstance(raw_input, dict) else {},
+        )
+        self._started_tools[call_id] = tool_use
+        return tool_use
 
     def _tool_call_update(
         self, update: dict[str, Any], message: dict[str, Any]
     ) -> list[AgentEvent | ControlFrame]:
         call_id = as_str(update.get("toolCallId"))
-        if update.get("status") not in _FINISHED_STATUSES:
-            return [RawEvent(type="session/update", subtype="tool_call_update", data=message)]
+        finished = update.get("status") in _FINISHED_STATUSES
         events: list[AgentEvent | ControlFrame] = []
-        if call_id not in self._started_tools:
-            raw_input = update.get("rawInput")
-            tool_use = ToolUse(
-                id=call_id,
-                name=_tool_name(update) or "tool",
-                input=raw_input if isinstance(raw_input, dict) else {},
-            )
-            self._started_tools[call_id] = tool_use
-            events.append(tool_use)
-        events.append(self._tool_result(call_id, update))
-        return events
+        if call_id not in self._started_tools and (finished or update.get("rawInput")):
+            events.append(self._tool_use(call_id, update))
+        if finished:
+            events.append(self._tool_result(call_id, update))
+        return events or [RawEvent(type="session/update", subtype="tool_call_update", data=message)]
 
     @staticmethod
     def _tool_result(call_id: str, update: Mapping[str, Any]) -> ToolResult:
