@@ -151,7 +151,7 @@ def test_claude_tool_names_come_from_its_meta() -> None:
             title="`ls`",
             kind="execute",
             status="pending",
-                rawInput={"command": "ls"},
+            rawInput={"command": "ls"},
             _meta={"claudeCode": {"toolName": "Bash"}},
         )
     )
@@ -297,9 +297,19 @@ def test_our_requests_carry_jsonrpc_and_string_ids() -> None:
 def test_a_call_announced_without_input_waits_for_it() -> None:
     """claude-agent-acp: tool_call {rawInput: {}} first, then an update with the input."""
     codec = codec_in_turn()
-    first = codec.decode_line(update("tool_call", toolCallId="c", title="Terminal", kind="execute", status="pending", rawInput={}))
+    first = codec.decode_line(
+        update("tool_call", toolCallId="c", title="Terminal", kind="execute", status="pending", rawInput={})
+    )
     assert isinstance(first[0], RawEvent)
-    filled = codec.decode_line(update("tool_call_update", toolCallId="c", title="`ls`", rawInput={"command": "ls"}, _meta={"claudeCode": {"toolName": "Bash"}}))
+    filled = codec.decode_line(
+        update(
+            "tool_call_update",
+            toolCallId="c",
+            title="`ls`",
+            rawInput={"command": "ls"},
+            _meta={"claudeCode": {"toolName": "Bash"}},
+        )
+    )
     assert filled == [ToolUse(id="c", name="Bash", input={"command": "ls"})]
     done = codec.decode_line(update("tool_call_update", toolCallId="c", status="completed", rawOutput="x"))
     assert done == [ToolResult(tool_use_id="c", content="x")]
@@ -309,8 +319,22 @@ def test_a_permission_prompt_makes_its_call_known_first() -> None:
     """gemini: no tool_call before its permission prompt; the prompt's toolCall is the call."""
     codec = codec_in_turn()
     items = codec.decode_line(
-        line({"id": 0, "method": "session/request_permission", "params": {"sessionId": "s1", "options": OPTIONS,
-              "toolCall": {"toolCallId": "run_1", "title": "echo hi", "kind": "execute", "status": "pending"}}})
+        line(
+            {
+                "id": 0,
+                "method": "session/request_permission",
+                "params": {
+                    "sessionId": "s1",
+                    "options": OPTIONS,
+                    "toolCall": {
+                        "toolCallId": "run_1",
+                        "title": "echo hi",
+                        "kind": "execute",
+                        "status": "pending",
+                    },
+                },
+            }
+        )
     )
     assert isinstance(items[0], ToolUse) and items[0].id == "run_1" and items[0].name == "echo hi"
     assert isinstance(items[1], PermissionRequest) and items[1].tool_use_id == "run_1"

@@ -55,7 +55,9 @@ def test_every_recorded_line_decodes_without_a_protocol_error() -> None:
     assert len(files) >= 27
     for path in files:
         items = replay(path.stem)
-        problems = [item for item in items if isinstance(item, AgentError) and item.code.startswith("INVALID")]
+        problems = [
+            item for item in items if isinstance(item, AgentError) and item.code.startswith("INVALID")
+        ]
         assert problems == [], path.name
 
 
@@ -92,7 +94,10 @@ def test_claude_names_its_tools_and_gives_their_input() -> None:
 def test_codex_asks_only_for_an_escalated_command_and_a_refusal_cancels() -> None:
     items = replay("codex-acp-0.16.0-shell-allowed")
     [request] = [item for item in items if isinstance(item, PermissionRequest)]
-    assert request.request_id and {option["kind"] for option in request.options} >= {"allow_once", "reject_once"}
+    assert request.request_id and {option["kind"] for option in request.options} >= {
+        "allow_once",
+        "reject_once",
+    }
     denied = replay("codex-acp-0.16.0-shell-denied")
     assert ends(denied)[-1].subtype in ("interrupted", "success")
 

@@ -58,6 +58,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "METHOD_NOT_FOUND",
+    "RESOURCE_NOT_FOUND",
     "AcpCodec",
     "tool_result_text",
 ]
@@ -66,6 +67,7 @@ ACP_PROTOCOL_VERSION = 1
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+RESOURCE_NOT_FOUND = -32002
 PERMISSION_METHOD = "session/request_permission"
 _FINISHED_STATUSES = ("completed", "failed")
 _STOP_SUBTYPES = {  # stopReason -> (TurnEnded.subtype, is_error, terminal_reason)
@@ -219,7 +221,11 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
         call = as_dict(params.get("toolCall"))
         call_id = as_str(call.get("toolCallId"))
         known = self._started_tools.get(call_id)
-        if known is None and call_id and (call_id in self._announced or call.get("rawInput") or call.get("title")):
+        if (
+            known is None
+            and call_id
+            and (call_id in self._announced or call.get("rawInput") or call.get("title"))
+        ):
             known = self._tool_use(call_id, call)  # gemini's first word of a call is its permission prompt
             self._pending_tool_uses.append(known)
         options = [as_dict(option) for option in params.get("options") or [] if isinstance(option, dict)]
@@ -272,7 +278,10 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
 
     def _tool_use(self, call_id: str, update: Mapping[str, Any]) -> ToolUse:
         """The ``ToolUse`` of a call, from what its announcement and ``update`` say (once per call)."""
-        merged = {**self._announced.pop(call_id, {}), **{k: v for k, v in update.items() if v not in (None, {}, "")}}
+        merged = {
+            **self._announced.pop(call_id, {}),
+            **{k: v for k, v in update.items() if v not in (None, {}, "")},
+        }
         raw_input = merged.get("rawInput")
         tool_use = ToolUse(
             id=call_id,

@@ -32,7 +32,14 @@ from typing import Any
 
 from elynav_nb.agents.acp_files import WorkspaceFiles
 from elynav_nb.agents.acp_terminals import WorkspaceTerminals
-from elynav_nb.agents.cli.acp_codec import ACP_PROTOCOL_VERSION, INTERNAL_ERROR, METHOD_NOT_FOUND, AcpCodec
+from elynav_nb.agents.cli.acp_codec import (
+    ACP_PROTOCOL_VERSION,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    AcpCodec,
+)
 from elynav_nb.agents.cli.wire import TurnSink, WireChannel, start_failure
 from elynav_nb.agents.events import (
     AgentError,
@@ -43,7 +50,7 @@ from elynav_nb.agents.events import (
     PermissionRequest,
 )
 from elynav_nb.agents.output_schema import prompt_with_schema
-from elynav_nb.errors import CliStartFailed, ElynavError, InvalidInput, ProtocolError
+from elynav_nb.errors import CliStartFailed, ElynavError, InvalidInput, NotAllowed, NotFound, ProtocolError
 
 __all__ = ["AUTH_REQUIRED_CODE", "CLIENT_INFO", "AcpWire", "usable_auth_method"]
 
@@ -125,6 +132,7 @@ class AcpWire:
         self.models: list[str] = []  # the models the agent offers (ids), where it says
         self.notices: list[AgentError] = []  # said in the next turn (a lost session, a mode not offered)
         self._cleanup: set[asyncio.Task[Any]] = set()
+        self._refusal_codes: dict[str, int] = {}  # served requests refused: their JSON-RPC error code
 
     # -- reading and encoding ----------------------------------------------------------------------
 
@@ -135,8 +143,11 @@ class AcpWire:
         return self.codec.request(request_id, method, fields)
 
     def encode_error(self, request_id: str, message: str) -> bytes:
-        served = self.codec.method_of(request_id) in self._served_methods()
-        return self.codec.error(request_id, message, INTERNAL_ERROR if served else METHOD_NOT_FOUND)
+        code = self._refusal_codes.pop(request_id, None)
+        if code is None:
+            served = self.codec.method_of(request_id) in self._served_methods()
+            code = INTERNAL_ERROR if served else METHOD_NOT_FOUND
+        return self.codec.error(request_id, message, code)
 
     def encode_success(self, request_id: str, answer: dict[str, Any]) -> bytes:
         return self.codec.result(request_id, answer)
@@ -148,16 +159,27 @@ class AcpWire:
         """fs and terminal calls, where offered; None (answered -32601) for anything else."""
         method = request.subtype
         files, terminals = self.files, self.terminals
+        handler: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
         if files is not None and method == "fs/read_text_file":
-            return files.read_text_file(request.request)
-        if files is not None and method == "fs/write_text_file":
-            return files.write_text_file(request.request)
-        if terminals is not None and method in _TERMINAL_METHODS:
-            handler: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]] = getattr(
-                terminals, method.removeprefix("terminal/")
-            )
-            return handler(request.request)
-        return None
+            handler = files.read_text_file
+        elif files is not None and method == "fs/write_text_file":
+            handler = files.write_text_file
+        elif terminals is not None and method in _TERMINAL_METHODS:
+            handler = getattr(terminals, method.removeprefix("terminal/"))
+        if handler is None:
+            return None
+        return self._served(request.request_id, handler(request.request))
+
+    async def _served(self, request_id: str, answer: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+        """``answer``, its typed refusal noted for ``encode_error`` (ACP's code: -32002 not found...)."""
+        try:
+            return await answer
+        except ElynavError as error:
+            if isinstance(error, NotFound):
+                self._refusal_codes[request_id] = RESOURCE_NOT_FOUND
+            elif isinstance(error, InvalidInput | NotAllowed):
+                self._refusal_codes[request_id] = INVALID_PARAMS
+            raise
 
     def encode_permission_answer(
         self,
