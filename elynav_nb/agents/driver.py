@@ -334,7 +334,7 @@ class Driver(ABC):
         if limit is not None:
             return "limit", limit[1], limit[0]
         outcome: Outcome = "error" if ended.is_error else "completed"
-        return outcome, "; ".join(ended.errors) or (ended.result if ended.is_error else ""), ""
+        return outcome, "; ".join(ended.errors) or (ended.result if ended.is_error else ""), ended.error_code
 
     # -- settings -----------------------------------------------------------------------------------
 

@@ -235,6 +235,7 @@ class TurnEnded(AgentEvent):
     stop_reason: str | None = None
     errors: tuple[str, ...] = ()
     structured_output: Any = None  # claude --json-schema: the StructuredOutput tool's input (None: none)
+    error_code: str = ""  # the stable code of an error end, where the protocol says one (ACP: CLI_ERROR...)
 
     def summary(self) -> str:
         state = "error" if self.is_error else "ok"

@@ -19,7 +19,9 @@ picks it, and what the CLI can do decides the rest (``agents.plan.capabilities_o
 CLI names here). A CLI that takes tool rules on its command line gets ``--allowedTools``; the others
 get their definition's tools through their runner's config home (codex: its ``Bash(...)`` rules, ``elynav ask`` among them, become
 exec-policy ``allow`` rules, so delegating runs without a prompt and outside the sandbox). A codex
-employee (app-server) keeps the office's permission prompts; a gemini one, or codex in
+employee (app-server) keeps the office's permission prompts; an ACP one too, its ``elynav ask`` and
+``elynav cancel`` commands allowed by the office when its definition lists ``ASK_RULE``
+(``office_commands``); a gemini one, or codex in
 ``cli_mode="exec"`` (a process per turn cannot ask), runs in its definition's permission mode. The
 office's ``executable`` is claude's unless it maps CLI names to
 commands (``{"claude": "standin", "codex": [...]}``); codex and gemini are otherwise found on PATH
@@ -40,6 +42,7 @@ from elynav_nb.agents.locate import check_cli_name
 from elynav_nb.agents.plan import capabilities_of
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import AgentNotFound, InvalidInput
+from elynav_nb.office.office_commands import allow_office_commands
 from elynav_nb.office.peers import TOKEN_VARIABLE
 from elynav_nb.office.rights import USER
 from elynav_nb.office.wire import SOCKET_VARIABLE
@@ -129,6 +132,9 @@ def runner_for(
     capabilities = capabilities_of(cli, options.get("cli_mode"))
     if definition.tools and capabilities.tool_rules_as_arguments:  # else its adapter writes them in its home
         extra_arguments += ["--allowedTools", *definition.tools]
+    if capabilities.permission_prompts and not capabilities.tool_rules_as_arguments and ASK_RULE in definition.tools:
+        # An ACP agent takes no tool rules: the office answers the prompts of its own commands itself
+        options.setdefault("permission_handler", allow_office_commands())
     if not capabilities.permission_prompts:
         # A process per turn cannot ask: the definition's permission mode rules. (codex over
         # app-server asks; its exec-policy rules, from the definition's Bash(...) tools, let

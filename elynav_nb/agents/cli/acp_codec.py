@@ -70,12 +70,12 @@ INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002
 PERMISSION_METHOD = "session/request_permission"
 _FINISHED_STATUSES = ("completed", "failed")
-_STOP_SUBTYPES = {  # stopReason -> (TurnEnded.subtype, is_error, terminal_reason)
-    "end_turn": ("success", False, "completed"),
-    "cancelled": ("interrupted", True, "cancelled"),
-    "max_tokens": ("error", True, "max_tokens"),
-    "max_turn_requests": ("error_max_turns", True, "max_turns"),
-    "refusal": ("error", True, "refusal"),
+_STOP_SUBTYPES = {  # stopReason -> (TurnEnded.subtype, is_error, terminal_reason, error_code)
+    "end_turn": ("success", False, "completed", ""),
+    "cancelled": ("interrupted", True, "cancelled", "CANCELLED_BY_AGENT"),
+    "max_tokens": ("error", True, "max_tokens", "MAX_TOKENS"),
+    "max_turn_requests": ("error_max_turns", True, "max_turns", ""),
+    "refusal": ("error", True, "refusal", "REFUSAL"),
 }
 
 
@@ -189,10 +189,13 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
                     total_cost_usd=self.total_cost_usd,
                     terminal_reason="error",
                     errors=(response.error,),
+                    error_code="CLI_ERROR",
                 ),
             ]
         stop_reason = as_str(response.response.get("stopReason")) or "end_turn"
-        subtype, is_error, terminal = _STOP_SUBTYPES.get(stop_reason, ("error", True, stop_reason))
+        subtype, is_error, terminal, code = _STOP_SUBTYPES.get(
+            stop_reason, ("error", True, stop_reason, "UNKNOWN_STOP_REASON")
+        )
         errors: tuple[str, ...] = ()
         if stop_reason == "cancelled":  # asked by us (our cancel's outcome wins), or the agent's own
             errors = ("the agent ended the turn as cancelled (after a refused permission, or on its own)",)
@@ -209,6 +212,7 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
                 terminal_reason=terminal,
                 stop_reason=stop_reason,
                 errors=errors,
+                error_code=code,
             )
         ]
 
