@@ -17,9 +17,11 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 WAIT_SECONDS = 20.0
@@ -216,6 +218,11 @@ class AcpPeer:
             pass
 
 
+async def settle(future: asyncio.Future[dict[str, Any]]) -> dict[str, Any]:
+    """The answer to a request sent with ``send_request`` (bounded: a safety net, not a timing check)."""
+    return await asyncio.wait_for(future, WAIT_SECONDS)
+
+
 def choose(option_id: str) -> Handler:
     """A permission handler that always selects ``option_id`` (``cancelled`` for the cancelled outcome)."""
 
@@ -225,3 +232,26 @@ def choose(option_id: str) -> Handler:
         return {"outcome": {"outcome": "selected", "optionId": option_id}}
 
     return answer
+
+
+StartPeer = Callable[..., Awaitable[AcpPeer]]
+
+
+@pytest.fixture
+async def start_peer(tmp_path: Path) -> AsyncIterator[StartPeer]:
+    started: list[AcpPeer] = []
+
+    async def start(extra_env: dict[str, str] | None = None, home: Path | None = None) -> AcpPeer:
+        peer = await AcpPeer.start(home or tmp_path / "standin-home", extra_env)
+        started.append(peer)
+        return peer
+
+    yield start
+    for peer in started:
+        await peer.kill()
+
+
+async def ready(start_peer: StartPeer, cwd: Path, **capabilities: bool) -> tuple[AcpPeer, str]:
+    peer = await start_peer()
+    await peer.initialize(**capabilities)
+    return peer, await peer.new_session(cwd)

@@ -9,35 +9,14 @@ from __future__ import annotations
 
 import json
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
-from tests.sandbox.acp_peer import AcpPeer, choose, is_update
+from tests.sandbox.acp_peer import StartPeer, choose, is_update, ready, settle
+from tests.sandbox.acp_peer import start_peer as start_peer  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.anyio
-StartPeer = Callable[..., Awaitable[AcpPeer]]
-
-
-@pytest.fixture
-async def start_peer(tmp_path: Path) -> AsyncIterator[StartPeer]:
-    started: list[AcpPeer] = []
-
-    async def start(extra_env: dict[str, str] | None = None, home: Path | None = None) -> AcpPeer:
-        peer = await AcpPeer.start(home or tmp_path / "standin-home", extra_env)
-        started.append(peer)
-        return peer
-
-    yield start
-    for peer in started:
-        await peer.kill()
-
-
-async def ready(start_peer: StartPeer, cwd: Path, **capabilities: bool) -> tuple[AcpPeer, str]:
-    peer = await start_peer()
-    await peer.initialize(**capabilities)
-    return peer, await peer.new_session(cwd)
 
 
 async def test_initialize_says_it_is_a_stand_in(start_peer: StartPeer) -> None:
@@ -193,7 +172,7 @@ async def test_second_prompt_while_one_runs(start_peer: StartPeer, tmp_path: Pat
     assert second["error"] == {"code": -32000, "message": "a prompt is already running"}
     assert not first.done()
     await peer.notify("session/cancel", {"sessionId": session_id})
-    assert (await first)["result"] == {"stopReason": "cancelled"}
+    assert (await settle(first))["result"] == {"stopReason": "cancelled"}
 
 
 async def test_hang_answers_only_when_cancelled(start_peer: StartPeer, tmp_path: Path) -> None:
@@ -212,7 +191,7 @@ async def test_hang_answers_only_when_cancelled(start_peer: StartPeer, tmp_path:
     ] == {}
     assert not pending.done()
     await peer.notify("session/cancel", {"sessionId": session_id})
-    assert (await pending)["result"] == {"stopReason": "cancelled"}
+    assert (await settle(pending))["result"] == {"stopReason": "cancelled"}
 
 
 async def test_crash_exits_3_mid_turn(start_peer: StartPeer, tmp_path: Path) -> None:
@@ -237,7 +216,7 @@ async def test_ignore_cancel_keeps_going_and_survives_eof(start_peer: StartPeer,
     )
     await peer.wait_for(is_update("agent_message_chunk"))
     await peer.notify("session/cancel", {"sessionId": session_id})
-    assert (await pending)["result"] == {"stopReason": "end_turn"}
+    assert (await settle(pending))["result"] == {"stopReason": "end_turn"}
     assert peer.said(session_id) == "one two three four five six seven"
 
 

@@ -105,6 +105,11 @@ def _kill_group(process: asyncio.subprocess.Process) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
+def _kill_once_spawned(spawning: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    if not spawning.cancelled() and spawning.exception() is None:
+        _kill_group(spawning.result())
+
+
 def resolve_path(path: str, cwd: str) -> str:
     """ACP file paths are absolute: a relative directive path is taken from the session cwd."""
     return path if os.path.isabs(path) else os.path.normpath(os.path.join(cwd, path))
@@ -129,16 +134,24 @@ async def _read_bounded(stream: asyncio.StreamReader) -> tuple[bytes, bool]:
 
 
 async def run_local_shell(command: str, cwd: str, children: Children) -> ShellOutcome:
-    process = await asyncio.create_subprocess_exec(
-        "sh",
-        "-c",
-        command,
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
+    spawning = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            "sh",
+            "-c",
+            command,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
     )
+    try:
+        # shielded: a cancel inside asyncio's spawn would wait for the child to exit on its own
+        process = await asyncio.shield(spawning)
+    except asyncio.CancelledError:
+        spawning.add_done_callback(_kill_once_spawned)
+        raise
     children.processes.add(process)
     try:
         assert process.stdout is not None
