@@ -71,7 +71,7 @@ def test_a_streamed_text_turn(agent: str) -> None:
     assert sum(isinstance(item, TextDelta) for item in items) >= 2  # streamed, not one piece
 
 
-@pytest.mark.parametrize("agent", ["claude-agent-acp-0.48.0", "gemini-0.61.0"])
+@pytest.mark.parametrize("agent", AGENTS)
 def test_a_shell_call_allowed_then_its_result(agent: str) -> None:
     items = replay(f"{agent}-shell-allowed")
     [request] = [item for item in items if isinstance(item, PermissionRequest)]

@@ -272,6 +272,12 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
 
     def _tool_call(self, update: dict[str, Any], message: dict[str, Any]) -> list[AgentEvent | ControlFrame]:
         call_id = as_str(update.get("toolCallId"))
+        if call_id and call_id in self._started_tools:
+            # known already: codex-acp announces an escalated call in its permission prompt, then
+            # sends tool_call once allowed (one ToolUse per call)
+            if update.get("status") in _FINISHED_STATUSES:
+                return [self._tool_result(call_id, update)]
+            return [RawEvent(type="session/update", subtype="tool_call", data=message)]
         if not isinstance(update.get("rawInput"), dict) or not update.get("rawInput"):
             if update.get("status") not in _FINISHED_STATUSES:
                 # claude-agent-acp announces a call with rawInput {} and fills it in an update: the
