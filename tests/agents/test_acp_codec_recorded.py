@@ -71,7 +71,7 @@ def test_a_streamed_text_turn(agent: str) -> None:
     assert sum(isinstance(item, TextDelta) for item in items) >= 2  # streamed, not one piece
 
 
-@pytest.mark.parametrize("agent", ["claude-agent-acp-0.48.0", "gemini-0.61.0"])
+@pytest.mark.parametrize("agent", AGENTS)
 def test_a_shell_call_allowed_then_its_result(agent: str) -> None:
     items = replay(f"{agent}-shell-allowed")
     [request] = [item for item in items if isinstance(item, PermissionRequest)]
@@ -130,5 +130,11 @@ def test_a_load_replays_history_as_raw_events_outside_any_turn() -> None:
     items = replay("claude-agent-acp-0.48.0-load")
     replayed = [item for item in items if isinstance(item, RawEvent) and item.subtype == "user_message_chunk"]
     assert replayed
+    for name in ("claude-agent-acp-0.48.0-load", "codex-acp-0.16.0-load"):
+        loaded = replay(name)
+        # the replayed answer is a RawEvent: the text deltas are those of the two prompts only
+        texts = "".join(item.text for item in loaded if isinstance(item, TextDelta))
+        assert texts == "First answer.Second answer.", name
+        assert any(isinstance(item, RawEvent) and item.subtype == "agent_message_chunk" for item in loaded)
     gemini = replay("gemini-0.61.0-load")
     assert not any(isinstance(item, RawEvent) and item.subtype == "user_message_chunk" for item in gemini)

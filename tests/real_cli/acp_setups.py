@@ -93,6 +93,8 @@ def claude_acp_setup(
         "ANTHROPIC_API_KEY": FAKE_KEY,
         "ANTHROPIC_MODEL": CLAUDE_MODEL,
         "CLAUDE_CODE_MAX_RETRIES": "0",
+        # a dropped stream ends the turn: no second, non-streaming request of the same turn
+        "CLAUDE_CODE_DISABLE_NONSTREAMING_FALLBACK": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_TELEMETRY": "1",

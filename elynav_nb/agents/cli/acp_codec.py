@@ -23,6 +23,8 @@ How data flows::
                    usage_update                 -> RawEvent, its cost kept for TurnEnded
                    plan, user_message_chunk (a session/load replay), modes, commands, anything new
                                                 -> RawEvent, never dropped
+                   any of these with no session/prompt in flight (the history session/load
+                   replays before it answers)   -> RawEvent (not the next turn's text or tools)
     a line that is not JSON                     -> AgentError INVALID_JSON
     JSON that is not JSON-RPC ({"hello": 1})    -> AgentError INVALID_JSON_RPC (the turn goes on)
 
@@ -70,6 +72,7 @@ INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002
 PERMISSION_METHOD = "session/request_permission"
 _FINISHED_STATUSES = ("completed", "failed")
+_TURN_UPDATES = ("agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update")
 _STOP_SUBTYPES = {  # stopReason -> (TurnEnded.subtype, is_error, terminal_reason, error_code)
     "end_turn": ("success", False, "completed", ""),
     "cancelled": ("interrupted", True, "cancelled", "CANCELLED_BY_AGENT"),
@@ -247,6 +250,10 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
     def _update(self, params: dict[str, Any], message: dict[str, Any]) -> list[AgentEvent | ControlFrame]:
         update = as_dict(params.get("update"))
         kind = as_str(update.get("sessionUpdate"))
+        if not self.prompt_request_id and kind in _TURN_UPDATES:
+            # no prompt in flight: the history a session/load replays (claude-agent-acp, codex-acp),
+            # not the output of the turn that (re)starts the agent
+            return [RawEvent(type="session/update", subtype=kind, data=message)]
         if kind in ("agent_message_chunk", "agent_thought_chunk"):
             content = as_dict(update.get("content"))
             if content.get("type") == "text":
@@ -269,6 +276,12 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
 
     def _tool_call(self, update: dict[str, Any], message: dict[str, Any]) -> list[AgentEvent | ControlFrame]:
         call_id = as_str(update.get("toolCallId"))
+        if call_id and call_id in self._started_tools:
+            # known already: codex-acp announces an escalated call in its permission prompt, then
+            # sends tool_call once allowed (one ToolUse per call)
+            if update.get("status") in _FINISHED_STATUSES:
+                return [self._tool_result(call_id, update)]
+            return [RawEvent(type="session/update", subtype="tool_call", data=message)]
         if not isinstance(update.get("rawInput"), dict) or not update.get("rawInput"):
             if update.get("status") not in _FINISHED_STATUSES:
                 # claude-agent-acp announces a call with rawInput {} and fills it in an update: the

@@ -89,6 +89,11 @@ def usable_auth_method(methods: Sequence[Any], environment: Mapping[str, str]) -
     return ""
 
 
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
 class AcpWire:
     """One ACP agent process (see the module docstring). A restart makes a new one."""
 
@@ -353,9 +358,12 @@ class AcpWire:
                 }
         request_id = channel.next_request_id("prompt")
         self.codec.prompt_request_id = request_id
-        await channel.start_request(
+        answered = await channel.start_request(
             request_id, "session/prompt", {"sessionId": self.session_id, "prompt": prompt}
         )
+        # the codec ends the turn from the answer's line; a process that exits first fails this
+        # future (the driver settles the turn): retrieved here, not left unretrieved on the loop
+        answered.add_done_callback(_retrieve)
 
     def _accepts(self, block: Mapping[str, Any]) -> bool:
         kind = block.get("type")
