@@ -66,7 +66,13 @@ class _StopTurn(Exception):
 
 def prompt_text(prompt: list[dict[str, Any]]) -> str:
     """The text blocks of a prompt, one after the other (other blocks carry no directives)."""
-    return "\n".join(str(block.get("text", "")) for block in prompt if block.get("type") == "text")
+    # a block opening with <instructions> is the agent definition's prompt (elynav_nb sends it as the
+    # first block of a new session's first turn: ACP has no system prompt), not the user's text
+    return "\n".join(
+        str(block.get("text", ""))
+        for block in prompt
+        if block.get("type") == "text" and not str(block.get("text", "")).startswith("<instructions>")
+    )
 
 
 def _first_line(text: str) -> str:
