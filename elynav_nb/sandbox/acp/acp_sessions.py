@@ -36,7 +36,7 @@ MODES: tuple[tuple[str, str, str], ...] = (
     ("plan", "Plan", "Plan only; asks before every tool like default"),
 )
 MODE_IDS = frozenset(mode_id for mode_id, _, _ in MODES)
-_SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 def standin_home() -> Path:
@@ -101,7 +101,7 @@ class SessionStore:
         self.directory = home / "sessions"
 
     def path_of(self, session_id: str) -> Path | None:
-        if not _SESSION_ID.match(session_id):
+        if not _SESSION_ID.fullmatch(session_id):
             return None  # never a path outside the store
         return self.directory / f"{session_id}.json"
 
