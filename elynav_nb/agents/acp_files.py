@@ -19,11 +19,10 @@ How data flows::
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from elynav_nb._files import write_atomically
 from elynav_nb.errors import InvalidInput, NotFound, PathOutsideWorkspace
 
 __all__ = ["DEFAULT_MAX_READ_BYTES", "WorkspaceFiles", "confined_path"]
@@ -91,17 +90,4 @@ class WorkspaceFiles:
     def _write(self, path: Path, content: str) -> None:
         if path.is_dir():
             raise InvalidInput(f"{path} is a folder", details={"path": str(path)})
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = path.stat().st_mode & 0o7777 if path.exists() else None
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as stream:
-                stream.write(content)
-                stream.flush()
-                os.fsync(stream.fileno())
-            if mode is not None:
-                os.chmod(temporary, mode)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_atomically(path, content)  # keeps an existing file's mode

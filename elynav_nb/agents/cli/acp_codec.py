@@ -38,7 +38,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from elynav_nb.agents.cli.per_turn_codec import JsonLineDecoder, as_dict, as_str, excerpt
+from elynav_nb.agents.cli.per_turn_codec import JsonLineDecoder, as_dict, as_str, excerpt, json_line
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -104,10 +104,6 @@ def tool_result_text(update: Mapping[str, Any]) -> str:
         return raw
     output = as_dict(raw).get("output") if isinstance(raw, dict) else None
     return output if isinstance(output, str) else json.dumps(raw, ensure_ascii=False, default=str)
-
-
-def _line(message: Mapping[str, Any]) -> bytes:
-    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
@@ -343,12 +339,12 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
     @staticmethod
     def request(request_id: str, method: str, params: Mapping[str, Any]) -> bytes:
         """One request line of ours."""
-        return _line({"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params)})
+        return json_line({"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params)})
 
     @staticmethod
     def notification(method: str, params: Mapping[str, Any]) -> bytes:
         """One notification line of ours (``session/cancel``)."""
-        return _line({"jsonrpc": "2.0", "method": method, "params": dict(params)})
+        return json_line({"jsonrpc": "2.0", "method": method, "params": dict(params)})
 
     def method_of(self, request_id: str) -> str:
         """The method of one of the agent's pending requests ("" when unknown)."""
@@ -358,13 +354,13 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
         """The answer to one of the agent's requests, with its id as the agent sent it."""
         self._methods.pop(request_id, None)
         raw_id = self._raw_ids.pop(request_id, request_id)
-        return _line({"jsonrpc": "2.0", "id": raw_id, "result": None if result is None else dict(result)})
+        return json_line({"jsonrpc": "2.0", "id": raw_id, "result": None if result is None else dict(result)})
 
     def error(self, request_id: str, message: str, code: int = METHOD_NOT_FOUND) -> bytes:
         """An error answer to one of the agent's requests."""
         self._methods.pop(request_id, None)
         raw_id = self._raw_ids.pop(request_id, request_id)
-        return _line({"jsonrpc": "2.0", "id": raw_id, "error": {"code": code, "message": message}})
+        return json_line({"jsonrpc": "2.0", "id": raw_id, "error": {"code": code, "message": message}})
 
     def pending_permissions(self) -> list[str]:
         """The permission prompts the agent still waits on (the wire cancels them with the turn)."""

@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from elynav_nb.agents.cli.codex_codec import USAGE_KEYS, codex_tool_use, finished_tool_events
-from elynav_nb.agents.cli.per_turn_codec import JsonLineDecoder, as_dict, as_int, as_str
+from elynav_nb.agents.cli.per_turn_codec import JsonLineDecoder, as_dict, as_int, as_str, json_line
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -104,10 +104,6 @@ def _exec_change(change: Any) -> dict[str, Any]:
     change = as_dict(change)
     kind = change.get("kind")
     return {**change, "kind": as_str(as_dict(kind).get("type")) if isinstance(kind, dict) else as_str(kind)}
-
-
-def _line(message: Mapping[str, Any]) -> bytes:
-    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 class CodexAppServerCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
@@ -278,21 +274,21 @@ class CodexAppServerCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
     @staticmethod
     def request(request_id: str, method: str, params: Mapping[str, Any]) -> bytes:
         """One request line of ours."""
-        return _line({"id": request_id, "method": method, "params": dict(params)})
+        return json_line({"id": request_id, "method": method, "params": dict(params)})
 
     @staticmethod
     def notification(method: str) -> bytes:
         """One notification line of ours (``initialized``)."""
-        return _line({"method": method})
+        return json_line({"method": method})
 
     def result(self, request_id: str, result: Mapping[str, Any]) -> bytes:
         """The answer to one of codex's requests, with its id as codex sent it."""
-        return _line({"id": self._raw_ids.pop(request_id, request_id), "result": dict(result)})
+        return json_line({"id": self._raw_ids.pop(request_id, request_id), "result": dict(result)})
 
     def error(self, request_id: str, message: str) -> bytes:
         """An error answer (method not found) to one of codex's requests."""
         raw_id = self._raw_ids.pop(request_id, request_id)
-        return _line({"id": raw_id, "error": {"code": -32601, "message": message}})
+        return json_line({"id": raw_id, "error": {"code": -32601, "message": message}})
 
     def permission_answer(self, request_id: str, allowed: bool, *, always: bool = False) -> bytes:
         """``accept`` (``acceptForSession`` when ``always``) or ``decline`` for an approval request."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -29,6 +30,7 @@ __all__ = [
     "as_int",
     "as_str",
     "excerpt",
+    "json_line",
     "parse_json_line",
 ]
 
@@ -39,6 +41,11 @@ def excerpt(line: bytes | str) -> str:
     """The start of a line, for error events."""
     text = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
     return text if len(text) <= EXCERPT_LENGTH else text[:EXCERPT_LENGTH] + "…"
+
+
+def json_line(message: Mapping[str, Any]) -> bytes:
+    """One JSON object as a compact UTF-8 line (what the JSON-RPC codecs write to a CLI's stdin)."""
+    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 def as_dict(value: Any) -> dict[str, Any]:
