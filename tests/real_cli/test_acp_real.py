@@ -358,9 +358,9 @@ async def test_an_api_error_and_a_cut_stream_end_typed(acp_agent, says_version, 
         failures.append(cut)
     for failed in failures:
         assert failed.outcome == "error", failed
-        # the agent's own error answer: no error code of ours on the result (as for every CLI's
-        # is_error end); the code is on the AgentError event, the agent's message in ``error``
-        assert failed.error_code == "" and failed.error and failed.ended is not None
+        # the agent's own error answer (a JSON-RPC error to session/prompt): ACP says it is one, so
+        # the result carries the code (CLI_ERROR), the AgentError event too, the agent's message in ``error``
+        assert failed.error_code == "CLI_ERROR" and failed.error and failed.ended is not None
         assert failed.ended.is_error and failed.ended.terminal_reason == "error"
         [error] = [event for event in failed.events if isinstance(event, AgentError)]
         assert error.code == "CLI_ERROR" and error.message == failed.error
