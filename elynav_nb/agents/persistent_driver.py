@@ -226,6 +226,9 @@ class PersistentDriver(Driver):
         assert isinstance(turn, Turn)
         self.finish_turn(turn, outcome, error=error, error_code=error_code)
 
+    def emit(self, event: AgentEvent) -> None:
+        self._route_event(event)
+
     def _write_soon(self, data: bytes) -> None:
         process = self.process
         if process is None or not process.is_running:

@@ -55,6 +55,7 @@ class ReplayChannel:
         self.rekey = rekey  # (recorded answer, our request id) -> the answer line as the CLI would send it
         self.written: list[dict[str, Any]] = []
         self.ended: list[tuple[Outcome, str, str]] = []
+        self.emitted: list[AgentEvent] = []
         self.counter = 0
         self.pending: list[tuple[str, asyncio.Future[ControlResponse]]] = []
 
@@ -80,6 +81,9 @@ class ReplayChannel:
 
     def end_turn(self, turn: TurnSink, outcome: Outcome, *, error: str, error_code: str) -> None:
         self.ended.append((outcome, error, error_code))
+
+    def emit(self, event: AgentEvent) -> None:
+        self.emitted.append(event)
 
 
 class Collected:

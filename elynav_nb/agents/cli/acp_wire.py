@@ -328,7 +328,7 @@ class AcpWire:
     async def send_prompt(
         self, channel: WireChannel, turn: TurnSink, content: str | list[dict[str, Any]]
     ) -> None:
-        turn.push(self.codec.started())
+        channel.emit(self.codec.started())  # the runner learns the session and the agent's version
         for notice in self.notices:
             turn.push(notice)
         self.notices.clear()

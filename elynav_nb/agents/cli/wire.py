@@ -70,6 +70,10 @@ class WireChannel(Protocol):
         """Settle ``turn`` (a request the turn depends on was refused)."""
         ...
 
+    def emit(self, event: AgentEvent) -> None:
+        """Route an event the wire makes itself (not read from a line) as a decoded one is routed."""
+        ...
+
 
 class PersistentWire(Protocol):
     """One persistent CLI protocol (see the module docstring)."""
