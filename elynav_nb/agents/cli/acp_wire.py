@@ -134,6 +134,7 @@ class AcpWire:
         self.agent_info: dict[str, Any] = {}
         self.agent_capabilities: dict[str, Any] = {}
         self.modes: list[str] = []  # the session modes the agent offers (ids)
+        self.modes_said = False  # False: a session/load answer left them out (ACP allows it)
         self.models: list[str] = []  # the models the agent offers (ids), where it says
         self.notices: list[AgentError] = []  # said in the next turn (a lost session, a mode not offered)
         self._cleanup: set[asyncio.Task[Any]] = set()
@@ -284,6 +285,8 @@ class AcpWire:
     def _read_session(self, session: Mapping[str, Any]) -> None:
         modes = session.get("modes") if isinstance(session.get("modes"), dict) else {}
         assert isinstance(modes, dict)
+        # a new session without modes has none (ACP); a loaded one may leave them out of its answer
+        self.modes_said = bool(modes) or self._session_is_new
         self.modes = [
             str(mode.get("id")) for mode in modes.get("availableModes") or [] if isinstance(mode, dict)
         ]
@@ -297,10 +300,19 @@ class AcpWire:
         self.codec.model = str(models.get("currentModelId") or self.codec.model or "")
 
     async def _apply_mode(self, channel: WireChannel, mode: str, *, at_start: bool) -> None:
-        if mode not in self.modes:
+        problem = ""
+        if not self.modes_said:
+            # the session's answer did not say its modes (a session/load answered null): ask, and
+            # let the agent say whether it has this one
+            response = await self._call(channel, "session/set_mode", sessionId=self.session_id, modeId=mode)
+            if response.ok:
+                return
+            problem = f"{self.label} refused session mode {mode!r}: {response.error}"
+        elif mode not in self.modes:
             problem = (
                 f"{self.label} offers no session mode {mode!r} (its modes: {', '.join(self.modes) or 'none'})"
             )
+        if problem:
             if not at_start:
                 raise InvalidInput(problem, details={"permission_mode": mode})
             self.notices.append(AgentError(problem + ": it runs in its own default", code="MODE_NOT_OFFERED"))
