@@ -12,7 +12,8 @@ How data flows::
              or session/new {cwd: workspace, mcpServers: .mcp.json's + kernel tools}
              (an agent that asks to authenticate first: authenticate with a method its environment
              holds, then session/new once more) -> the session id becomes the conversation's
-          -> session/set_mode <permission_mode> where the agent offers that mode
+          -> session/set_mode <permission_mode> where the agent offers that mode (a session/load
+             answer that leaves its modes out: asked anyway, the agent's refusal a MODE_NOT_OFFERED note)
     send_prompt: session/prompt {sessionId, prompt}; its answer (stopReason) ends the turn (the codec)
     interrupt: every pending permission prompt answered ``cancelled``, then session/cancel
     a request of the agent: fs/* and terminal/* -> the client services; anything else -> -32601
