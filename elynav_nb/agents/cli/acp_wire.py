@@ -12,7 +12,8 @@ How data flows::
              or session/new {cwd: workspace, mcpServers: .mcp.json's + kernel tools}
              (an agent that asks to authenticate first: authenticate with a method its environment
              holds, then session/new once more) -> the session id becomes the conversation's
-          -> session/set_mode <permission_mode> where the agent offers that mode
+          -> session/set_mode <permission_mode> where the agent offers that mode (a session/load
+             answer that leaves its modes out: asked anyway, the agent's refusal a MODE_NOT_OFFERED note)
     send_prompt: session/prompt {sessionId, prompt}; its answer (stopReason) ends the turn (the codec)
     interrupt: every pending permission prompt answered ``cancelled``, then session/cancel
     a request of the agent: fs/* and terminal/* -> the client services; anything else -> -32601
@@ -134,6 +135,7 @@ class AcpWire:
         self.agent_info: dict[str, Any] = {}
         self.agent_capabilities: dict[str, Any] = {}
         self.modes: list[str] = []  # the session modes the agent offers (ids)
+        self.modes_said = False  # False: a session/load answer left them out (ACP allows it)
         self.models: list[str] = []  # the models the agent offers (ids), where it says
         self.notices: list[AgentError] = []  # said in the next turn (a lost session, a mode not offered)
         self._cleanup: set[asyncio.Task[Any]] = set()
@@ -284,6 +286,8 @@ class AcpWire:
     def _read_session(self, session: Mapping[str, Any]) -> None:
         modes = session.get("modes") if isinstance(session.get("modes"), dict) else {}
         assert isinstance(modes, dict)
+        # a new session without modes has none (ACP); a loaded one may leave them out of its answer
+        self.modes_said = bool(modes) or self._session_is_new
         self.modes = [
             str(mode.get("id")) for mode in modes.get("availableModes") or [] if isinstance(mode, dict)
         ]
@@ -297,10 +301,19 @@ class AcpWire:
         self.codec.model = str(models.get("currentModelId") or self.codec.model or "")
 
     async def _apply_mode(self, channel: WireChannel, mode: str, *, at_start: bool) -> None:
-        if mode not in self.modes:
+        problem = ""
+        if not self.modes_said:
+            # the session's answer did not say its modes (a session/load answered null): ask, and
+            # let the agent say whether it has this one
+            response = await self._call(channel, "session/set_mode", sessionId=self.session_id, modeId=mode)
+            if response.ok:
+                return
+            problem = f"{self.label} refused session mode {mode!r}: {response.error}"
+        elif mode not in self.modes:
             problem = (
                 f"{self.label} offers no session mode {mode!r} (its modes: {', '.join(self.modes) or 'none'})"
             )
+        if problem:
             if not at_start:
                 raise InvalidInput(problem, details={"permission_mode": mode})
             self.notices.append(AgentError(problem + ": it runs in its own default", code="MODE_NOT_OFFERED"))
