@@ -31,6 +31,7 @@ from elynav_nb.agents.events import (
 )
 from elynav_nb.agents.process import StopBounds
 from elynav_nb.agents.runner import AgentRunner
+from elynav_nb.errors import InvalidInput
 
 pytestmark = pytest.mark.anyio
 
@@ -308,3 +309,20 @@ async def test_a_client_terminal_command_is_killed_when_the_turn_is_cancelled(ma
     assert await until(lambda: not running_commands(marker))
     assert runner.pid == pid
     assert (await ask(runner, "after")).outcome == "completed"
+
+
+async def test_a_model_or_mode_the_agent_does_not_offer_is_said_not_dropped(make_runner) -> None:
+    # the stand-in's sessions offer no model and the modes of acp_sessions.MODE_IDS
+    runner = make_runner(model="some-model", permission_mode="dontAsk")
+    result = await ask(runner, "Bonjour")
+    notices = {error.code: error.message for error in of_type(result, AgentError)}
+    assert result.outcome == "completed", result.error
+    assert "some-model" in notices["MODEL_NOT_OFFERED"] and "its own default" in notices["MODEL_NOT_OFFERED"]
+    assert "'dontAsk'" in notices["MODE_NOT_OFFERED"] and "its session modes:" in notices["MODE_NOT_OFFERED"]
+    # asked again later, a live change is refused with a typed error, and the conversation goes on
+    with pytest.raises(InvalidInput, match="offers no model 'another-model'"):
+        await runner.set_model("another-model")
+    with pytest.raises(InvalidInput, match="offers no session mode 'dontAsk'"):
+        await runner.set_permission_mode("dontAsk")
+    again = await ask(runner, "Encore")
+    assert again.outcome == "completed" and not of_type(again, AgentError)

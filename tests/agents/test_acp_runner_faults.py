@@ -205,6 +205,20 @@ async def test_the_permission_mode_can_be_changed_on_a_session_reloaded_after_a_
     assert runner.permission_mode == "bypassPermissions"
 
 
+async def test_a_model_on_a_reloaded_session_is_asked_of_the_agent(make_runner):
+    # a new session says its models (the stand-in's: none); a reloaded one that says nothing is asked,
+    # and the agent's own refusal is the notice
+    runner = make_runner(model="some-model")
+    first = await ask(runner, "hello")
+    [notice] = [error for error in of_type(first, AgentError) if error.code == "MODEL_NOT_OFFERED"]
+    assert "offers no model 'some-model'" in notice.message
+    assert (await ask(runner, "@standin crash")).outcome == "failed"
+    after = await ask(runner, "again")
+    assert after.outcome == "completed", after.error
+    [notice] = [error for error in of_type(after, AgentError) if error.code == "MODEL_NOT_OFFERED"]
+    assert "refused model 'some-model'" in notice.message and "its own default" in notice.message
+
+
 async def test_a_crash_on_an_agent_that_cannot_load_sessions_says_the_conversation_is_lost(
     make_runner, monkeypatch
 ):

@@ -137,6 +137,7 @@ class AcpWire:
         self.modes: list[str] = []  # the session modes the agent offers (ids)
         self.modes_said = False  # False: a session/load answer left them out (ACP allows it)
         self.models: list[str] = []  # the models the agent offers (ids), where it says
+        self.models_said = False  # as modes_said
         self.notices: list[AgentError] = []  # said in the next turn (a lost session, a mode not offered)
         self._cleanup: set[asyncio.Task[Any]] = set()
         self._refusal_codes: dict[str, int] = {}  # served requests refused: their JSON-RPC error code
@@ -293,6 +294,7 @@ class AcpWire:
         ]
         models = session.get("models") if isinstance(session.get("models"), dict) else {}
         assert isinstance(models, dict)
+        self.models_said = bool(models) or self._session_is_new
         self.models = [
             str(model.get("modelId"))
             for model in models.get("availableModels") or []
@@ -301,37 +303,48 @@ class AcpWire:
         self.codec.model = str(models.get("currentModelId") or self.codec.model or "")
 
     async def _apply_mode(self, channel: WireChannel, mode: str, *, at_start: bool) -> None:
-        problem = ""
-        if not self.modes_said:
-            # the session's answer did not say its modes (a session/load answered null): ask, and
-            # let the agent say whether it has this one
-            response = await self._call(channel, "session/set_mode", sessionId=self.session_id, modeId=mode)
-            if response.ok:
-                return
-            problem = f"{self.label} refused session mode {mode!r}: {response.error}"
-        elif mode not in self.modes:
-            problem = (
-                f"{self.label} offers no session mode {mode!r} (its modes: {', '.join(self.modes) or 'none'})"
-            )
-        if problem:
-            if not at_start:
-                raise InvalidInput(problem, details={"permission_mode": mode})
-            self.notices.append(AgentError(problem + ": it runs in its own default", code="MODE_NOT_OFFERED"))
-            return
-        await self._must(channel, "session/set_mode", sessionId=self.session_id, modeId=mode)
+        offered = self.modes if self.modes_said else None
+        await self._choose(channel, "session/set_mode", "modeId", mode, offered, at_start=at_start)
 
     async def _apply_model(self, channel: WireChannel, model: str, *, at_start: bool) -> None:
-        if model not in self.models:
-            problem = (
-                f"{self.label} offers no model {model!r} to choose "
-                f"(its models: {', '.join(self.models) or 'none said'})"
-            )
-            if not at_start:
-                raise InvalidInput(problem, details={"model": model})
-            self.notices.append(AgentError(problem + ": it runs its own default", code="MODEL_NOT_OFFERED"))
-            return
-        await self._must(channel, "session/set_model", sessionId=self.session_id, modelId=model)
-        self.codec.model = model
+        offered = self.models if self.models_said else None
+        if await self._choose(channel, "session/set_model", "modelId", model, offered, at_start=at_start):
+            self.codec.model = model
+
+    async def _choose(
+        self,
+        channel: WireChannel,
+        method: str,
+        field: str,
+        value: str,
+        offered: list[str] | None,
+        *,
+        at_start: bool,
+    ) -> bool:
+        """Ask the agent for a session mode or a model; False (and a notice, at start) when it has none such.
+
+        ``offered`` is None when the session's answer did not say (a ``session/load`` answered
+        ``null``, as ACP allows): the agent is asked, and only its refusal counts.
+        """
+        what, code, detail = (
+            ("session mode", "MODE_NOT_OFFERED", "permission_mode")
+            if field == "modeId"
+            else ("model", "MODEL_NOT_OFFERED", "model")
+        )
+        if offered is None:
+            response = await self._call(channel, method, sessionId=self.session_id, **{field: value})
+            if response.ok:
+                return True
+            problem = f"{self.label} refused {what} {value!r}: {response.error}"
+        elif value in offered:
+            await self._must(channel, method, sessionId=self.session_id, **{field: value})
+            return True
+        else:
+            problem = f"{self.label} offers no {what} {value!r} (its {what}s: {', '.join(offered) or 'none'})"
+        if not at_start:
+            raise InvalidInput(problem, details={detail: value})
+        self.notices.append(AgentError(f"{problem}: it runs in its own default", code=code))
+        return False
 
     def describe_start_failure(self, error: ElynavError, details: dict[str, Any]) -> ElynavError:
         if isinstance(error, ProtocolError):  # the agent runs, and refused the handshake
