@@ -165,6 +165,12 @@ async def test_a_user_cancel_cascades_down_three_protocols(three_clis, tmp_path)
                 lambda: any(SLEEP in command_of(p) for p in process_tree(acp_employee.runner.pid)), 30
             )
             sleepers = [p for p in process_tree(acp_employee.runner.pid) if SLEEP in command_of(p)]
+            # gemini announces the approved call in_progress, without its input: still a tool the
+            # turn waits on (the runner's tool_idle_timeout bounds its silence, not idle_timeout)
+            await wait_for(
+                lambda: acp_employee.current_turn is not None and acp_employee.current_turn.waiting_on_tools,
+                30,
+            )
             seen = trees(office)
             pids = {name: employee.runner.pid for name, employee in office.employees.items()}
             asks = list(office.asks)
