@@ -2,16 +2,22 @@
 
 The employees (one ``Office``, one ``FakeModelApi`` on loopback, one scratch HOME):
 
-- ``w-claude``: the real claude (``ELYNAV_CLAUDE_BIN``, the binary bundled in claude-agent-sdk), over
-  its native stream-json (``--input-format/--output-format stream-json``, one process across turns).
-  It delegates with its ``Bash`` tool, allowed by ``--allowedTools Bash(elynav ask:*)`` (``ASK_RULE``).
+- ``w-claude``: the real claude (``ELYNAV_CLAUDE_BIN``, the binary bundled in claude-agent-sdk;
+  2.1.332 when written), over its native stream-json (``--input-format/--output-format
+  stream-json``, one process across turns). It delegates with its ``Bash`` tool, allowed by
+  ``--allowedTools Bash(elynav ask:*)`` (``ASK_RULE``).
 - ``w-codex``: the pinned codex 0.171.0 over ``codex app-server`` (the default mode, one process,
   JSON-RPC). It delegates with its shell tool; the definition's ``Bash(elynav ask:*)`` becomes an
   exec-policy ``allow`` rule in its config home, so the ask runs without a prompt.
 - ``w-acp``: the pinned gemini 0.61.0 as an ACP agent (``gemini --acp``, Agent Client Protocol over
   stdio). It runs its shell command itself (``run_shell_command``, in its own process tree, not the
   client's ``terminal/*``), in the session mode ``yolo`` (``session/set_mode``: every tool approved
-  by the agent, no prompt reaches the office).
+  by the agent, no prompt reaches the office). gemini announces such a call ``in_progress`` without
+  its input; the ACP codec makes it a ``ToolUse`` at once, so the turn waits on a tool (its silence
+  is bounded by ``tool_idle_timeout``, as claude's and codex's running commands are). gemini rather
+  than codex-acp or claude-agent-acp: it runs the command in its own tree and honours
+  ``session/cancel`` mid-command (``test_acp_real``), its ``yolo`` mode needs no permission answer
+  from the test, and its requests go to a third API of the fake (Gemini), apart from the other two.
 
 The fake API answers each CLI from a queue of its own API (``request.api``: "anthropic" for claude,
 "openai" for codex, "gemini" for gemini), so the three agents' requests never race for one script;
@@ -19,9 +25,12 @@ side requests (token counts, gemini's checks) are answered by the fake itself.
 
 ``test_a_user_cancel_cascades_down_three_protocols``: the user asks w-claude, which asks w-codex,
 which asks w-acp, which runs ``touch <marker> && sleep 61.5``. The user cancels the root ask: the
-three asks end ``cancelled`` by the user, the ``sleep`` is gone, the history shows the chain, and one
-more ask to each employee is answered (the cancel interrupted the turns, it did not break the CLIs).
-After the office closes no process of the three employees' trees is left.
+office cancels the asks it waits on, then the root, each turn through its CLI's own interrupt
+(claude: the control request ``interrupt``; codex: ``turn/interrupt``; gemini: ``session/cancel``).
+The three asks end ``cancelled`` by the user, the ``sleep`` is gone, the history shows the chain,
+and one more ask to each employee is answered by the same process (the cancel interrupted the
+turns, it did not break or restart the CLIs). After the office closes no process of the three
+employees' trees is left.
 
 ``test_the_chain_completes_end_to_end``: the same chain without a cancel; each answer comes back up
 as the tool result of the one who asked.
