@@ -315,6 +315,26 @@ def test_a_call_announced_without_input_waits_for_it() -> None:
     assert done == [ToolResult(tool_use_id="c", content="x")]
 
 
+def test_a_call_announced_running_without_input_is_a_tool_use_at_once() -> None:
+    """gemini in a mode that approves the call (yolo): tool_call in_progress, no rawInput ever."""
+    codec = codec_in_turn()
+    running = codec.decode_line(
+        update(
+            "tool_call",
+            toolCallId="run_1",
+            title="sleep 60",
+            kind="execute",
+            status="in_progress",
+            content=[],
+        )
+    )
+    assert running == [ToolUse(id="run_1", name="sleep 60", input={})]
+    done = codec.decode_line(
+        update("tool_call_update", toolCallId="run_1", status="completed", title="sleep 60", content=[])
+    )
+    assert done == [ToolResult(tool_use_id="run_1", content="")]
+
+
 def test_a_permission_prompt_makes_its_call_known_first() -> None:
     """gemini: no tool_call before its permission prompt; the prompt's toolCall is the call."""
     codec = codec_in_turn()

@@ -279,9 +279,11 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
                 return [self._tool_result(call_id, update)]
             return [RawEvent(type="session/update", subtype="tool_call", data=message)]
         if not isinstance(update.get("rawInput"), dict) or not update.get("rawInput"):
-            if update.get("status") not in _FINISHED_STATUSES:
+            if update.get("status") in (None, "", "pending"):
                 # claude-agent-acp announces a call with rawInput {} and fills it in an update: the
-                # ToolUse waits for its input (or a permission prompt, or the end of the call)
+                # ToolUse waits for its input (or a permission prompt, or the end of the call).
+                # A call already in_progress (gemini, a tool its mode approves: it never sends its
+                # input) is running: its ToolUse comes now, the turn waits on a tool
                 self._announced[call_id] = dict(update)
                 return [RawEvent(type="session/update", subtype="tool_call", data=message)]
         events: list[AgentEvent | ControlFrame] = [self._tool_use(call_id, update)]
