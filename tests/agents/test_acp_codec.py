@@ -90,6 +90,17 @@ def test_stop_reasons_map_to_typed_ends() -> None:
         assert (ended.subtype, ended.is_error, ended.terminal_reason) == (subtype, True, terminal), reason
 
 
+def test_a_cancelled_stop_says_whether_the_client_asked_for_it() -> None:
+    asked = codec_in_turn()
+    asked.cancel_asked = True  # the wire sent session/cancel
+    ended = asked.decode_line(line({"id": "prompt_1", "result": {"stopReason": "cancelled"}}))[1]
+    assert isinstance(ended, TurnEnded) and ended.error_code == "CANCELLED"
+    assert "as the client asked" in ended.errors[0] and not asked.cancel_asked  # for this turn only
+    own = codec_in_turn()
+    ended = own.decode_line(line({"id": "prompt_1", "result": {"stopReason": "cancelled"}}))[1]
+    assert isinstance(ended, TurnEnded) and ended.error_code == "CANCELLED_BY_AGENT"
+
+
 def test_an_error_answer_to_the_prompt_is_a_typed_failure() -> None:
     codec = codec_in_turn()
     items = codec.decode_line(

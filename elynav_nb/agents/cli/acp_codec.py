@@ -121,6 +121,7 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
         self.session_id = ""
         self.model = ""
         self.prompt_request_id = ""
+        self.cancel_asked = False  # the wire sent session/cancel for the prompt in flight
         self.total_cost_usd = 0.0
         self._turn_text: list[str] = []
         self._started_tools: dict[str, ToolUse] = {}
@@ -172,6 +173,7 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
         return [response, *self._turn_ended(response)]
 
     def _turn_ended(self, response: ControlResponse) -> list[AgentEvent | ControlFrame]:
+        cancel_asked, self.cancel_asked = self.cancel_asked, False
         text = "".join(self._turn_text)
         self._turn_text.clear()
         self._started_tools.clear()
@@ -196,7 +198,9 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
             stop_reason, ("error", True, stop_reason, "UNKNOWN_STOP_REASON")
         )
         errors: tuple[str, ...] = ()
-        if stop_reason == "cancelled":  # asked by us (our cancel's outcome wins), or the agent's own
+        if stop_reason == "cancelled" and cancel_asked:  # as we asked (our cancel's outcome wins)
+            errors, code = ("the turn was cancelled as the client asked (session/cancel)",), "CANCELLED"
+        elif stop_reason == "cancelled":  # the agent's own (after a refused permission, or by itself)
             errors = ("the agent ended the turn as cancelled (after a refused permission, or on its own)",)
         elif is_error:
             errors = (f"the agent ended the turn with stopReason {stop_reason!r}",)

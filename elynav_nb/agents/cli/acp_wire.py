@@ -384,6 +384,7 @@ class AcpWire:
                 }
         request_id = channel.next_request_id("prompt")
         self.codec.prompt_request_id = request_id
+        self.codec.cancel_asked = False
         answered = await channel.start_request(
             request_id, "session/prompt", {"sessionId": self.session_id, "prompt": prompt}
         )
@@ -402,6 +403,7 @@ class AcpWire:
     async def interrupt(self, channel: WireChannel) -> Any:
         for request_id in self.codec.pending_permissions():
             await channel.write(self.codec.permission_cancelled(request_id))
+        self.codec.cancel_asked = bool(self.codec.prompt_request_id)
         await channel.write(self.codec.notification("session/cancel", {"sessionId": self.session_id}))
         return None
 
