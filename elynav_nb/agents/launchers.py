@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from elynav_nb.agents.acp_files import WorkspaceFiles
 from elynav_nb.agents.acp_terminals import WorkspaceTerminals
 from elynav_nb.agents.adapter_settings import adapter_settings, kernel_tools_of
-from elynav_nb.agents.cli.acp_launch import ACP_NOTES, acp_agent_label, acp_mcp_servers
+from elynav_nb.agents.cli.acp_launch import ACP_NOTES, MCP_WAIT, acp_agent_label, acp_mcp_servers
 from elynav_nb.agents.cli.acp_wire import AcpWire
 from elynav_nb.agents.cli.claude_launch import (
     ClaudeLaunch,
@@ -257,10 +257,13 @@ class AcpLauncher(PersistentLauncher):
 
             check_server_name_free(mcp_config, runner.tool_endpoint)
         agent_identity = {"ELYNAV_AGENT_NAME": runner.agent_name} if runner.agent_name else {}
-        environment = build_child_environment(
-            os.environ,
-            {**agent_identity, **runner.environment_overrides, **(kernel.environment if kernel else {})},
-        )
+        environment = {
+            **MCP_WAIT,
+            **build_child_environment(
+                os.environ,
+                {**agent_identity, **runner.environment_overrides, **(kernel.environment if kernel else {})},
+            ),
+        }
         servers = acp_mcp_servers(read_workspace_mcp_servers(runner.workspace, environment), kernel)
 
         def set_session_id(session_id: str) -> None:

@@ -326,3 +326,16 @@ async def test_a_model_or_mode_the_agent_does_not_offer_is_said_not_dropped(make
         await runner.set_permission_mode("dontAsk")
     again = await ask(runner, "Encore")
     assert again.outcome == "completed" and not of_type(again, AgentError)
+
+
+@pytest.mark.parametrize(("given", "seen"), [(None, "0"), ("1", "1")])
+async def test_the_agent_is_asked_to_connect_mcp_servers_before_its_first_request(
+    make_runner, given, seen
+) -> None:
+    # MCP_CONNECTION_NONBLOCKING=0 (claude-agent-acp's claude otherwise connects them in the background);
+    # a value the user gives wins
+    environment = {"MCP_CONNECTION_NONBLOCKING": given} if given else {}
+    runner = make_runner(permission_mode="bypassPermissions", environment=environment)
+    result = await ask(runner, "@standin shell echo wait=$MCP_CONNECTION_NONBLOCKING")
+    assert result.outcome == "completed", result.error
+    assert result.text == f"The command printed: wait={seen}"

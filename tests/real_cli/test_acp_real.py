@@ -369,3 +369,29 @@ async def test_an_api_error_and_a_cut_stream_end_typed(acp_agent, says_version, 
     assert recovered.outcome == "completed" and recovered.text == "Recovered.", recovered.error
     assert back.outcome == "completed" and back.text == "Back.", back.error
     assert same_process  # an error ends a turn, not the agent
+
+
+async def test_a_slow_mcp_server_is_there_at_the_first_turn(acp_agent, says_version, home, tmp_path):
+    """A workspace MCP server that takes seconds to start is connected before the first model request.
+
+    claude under claude-agent-acp connects MCP servers in the background unless
+    ``MCP_CONNECTION_NONBLOCKING`` is falsy; the runner lays ``MCP_CONNECTION_NONBLOCKING=0`` under every
+    ACP agent's environment (``acp_launch.MCP_WAIT``). Without it this first request had no CRM tool.
+    """
+    says_version(acp_agent)
+    workspace, _ = crm_workspace(tmp_path)
+    config = json.loads((workspace / ".mcp.json").read_text())
+    for server in config["mcpServers"].values():  # the CRM server, 3 s late
+        server["args"] = ["-c", 'sleep 3; exec "$0" "$@"', server["command"], *server.get("args", [])]
+        server["command"] = "sh"
+    (workspace / ".mcp.json").write_text(json.dumps(config))
+    async with FakeModelApi([Reply.say("Ready.")]) as api:
+        runner = make_acp_runner(acp_agent, api, workspace, home)
+        try:
+            result = await runner.send("Which tools do you have?")
+            requests = agent_requests(api, acp_agent)
+        finally:
+            await runner.stop()
+
+    assert result.outcome == "completed", f"{result.error} {result.stderr_tail[-1500:]}"
+    assert any("search_accounts" in name for name in requests[0].tool_names), requests[0].tool_names

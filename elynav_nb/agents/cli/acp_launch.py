@@ -19,7 +19,7 @@ from typing import Any
 
 from elynav_nb.agents.cli.per_turn_launch import KernelToolsServer, McpServer
 
-__all__ = ["ACP_NOTES", "acp_agent_label", "acp_mcp_servers", "acp_server"]
+__all__ = ["ACP_NOTES", "MCP_WAIT", "acp_agent_label", "acp_mcp_servers", "acp_server"]
 
 _INTERPRETERS = ("node", "python", "python3", "npx", "uvx", "bun", "deno")
 
@@ -30,6 +30,13 @@ ACP_NOTES = (
     "output_schema is asked in the prompt and validated here (ACP has no structured output)",
     "mcp_status() lists the servers given to the session (ACP has no status request)",
 )
+
+
+# claude under claude-agent-acp connects MCP servers in the background by default: a server slow to
+# start (a Python one on a busy machine) was missing from the first model request. This makes it
+# connect them before the first request, as the native claude runner does; other agents ignore it.
+# Laid under the agent's environment (a value the user sets wins).
+MCP_WAIT = {"MCP_CONNECTION_NONBLOCKING": "0"}
 
 
 def acp_server(server: McpServer) -> dict[str, Any]:
