@@ -132,7 +132,11 @@ def runner_for(
     capabilities = capabilities_of(cli, options.get("cli_mode"))
     if definition.tools and capabilities.tool_rules_as_arguments:  # else its adapter writes them in its home
         extra_arguments += ["--allowedTools", *definition.tools]
-    if capabilities.permission_prompts and not capabilities.tool_rules_as_arguments and ASK_RULE in definition.tools:
+    if (
+        capabilities.permission_prompts
+        and not capabilities.tool_rules_as_arguments
+        and ASK_RULE in definition.tools
+    ):
         # An ACP agent takes no tool rules: the office answers the prompts of its own commands itself
         options.setdefault("permission_handler", allow_office_commands())
     if not capabilities.permission_prompts:

@@ -48,7 +48,9 @@ def sleeps(marker: str) -> list[psutil.Process]:
     found = []
     for process in psutil.process_iter(["cmdline", "status"]):
         try:
-            if process.info["status"] != psutil.STATUS_ZOMBIE and marker in " ".join(process.info["cmdline"] or []):
+            if process.info["status"] != psutil.STATUS_ZOMBIE and marker in " ".join(
+                process.info["cmdline"] or []
+            ):
                 found.append(process)
         except psutil.Error:
             continue
@@ -95,18 +97,26 @@ async def test_a_cancel_cascades_into_an_acp_employee_and_ends_its_command(tmp_p
     office = office_on(tmp_path, [worker("w-claude"), leaf])
     async with office:
         root = office.submit("w-claude", f"@standin ask w-acp @standin shell {marker}")
-        assert await wait_until(lambda: len([ask for ask in office.asks if ask.status == "running"]) == 2, timeout=30)
+        assert await wait_until(
+            lambda: len([ask for ask in office.asks if ask.status == "running"]) == 2, timeout=30
+        )
         acp_employee = office.employee("w-acp")
 
         def leaf_runs_its_command() -> bool:
             turn = acp_employee.current_turn
-            return turn is not None and any(isinstance(event, ToolUse) for event in turn.events) and bool(sleeps(marker))
+            return (
+                turn is not None
+                and any(isinstance(event, ToolUse) for event in turn.events)
+                and bool(sleeps(marker))
+            )
 
         assert await wait_until(leaf_runs_its_command, timeout=30)
         acp_pid = acp_employee.runner.pid
         asks = list(office.asks)
         root.cancel()
-        replies = await asyncio.wait_for(asyncio.gather(*asks), timeout=office.employee("w-claude").runner.interrupt_timeout + 5)
+        replies = await asyncio.wait_for(
+            asyncio.gather(*asks), timeout=office.employee("w-claude").runner.interrupt_timeout + 5
+        )
         assert [reply.outcome for reply in replies] == ["cancelled", "cancelled"]
         assert all(reply.cancelled_by == USER for reply in replies)
         assert await wait_until(lambda: not sleeps(marker), timeout=10)  # the command it ran is gone
