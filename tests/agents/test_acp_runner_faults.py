@@ -13,51 +13,18 @@ bounded; nothing is timed. The plain turns are in ``test_acp_runner.py``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import psutil
 import pytest
 
 from elynav_nb.agents.events import AgentError, PermissionRequest, RawEvent, TextDelta, ToolUse
-from elynav_nb.agents.process import StopBounds
-from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import CliStartFailed, ElynavError
+
+from .acp_standin_runs import TURN_BOUND, acp_standin_home, ask, make_runner, of_type
 
 pytestmark = pytest.mark.anyio
 
-FAST_STOP = StopBounds(close_stdin=1.0, sigint=1.0, sigterm=1.0, sigkill=1.0, orphans=1.0)
-TURN_BOUND = 15.0
-
-
-@pytest.fixture(autouse=True)
-def acp_standin_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ELYNAV_ACP_STANDIN_HOME", str(tmp_path / "acp-standin-home"))
-    monkeypatch.delenv("ELYNAV_ACP_STANDIN_FAULT", raising=False)
-
-
-@pytest.fixture
-async def make_runner(tmp_path: Path) -> AsyncIterator:
-    """``make_runner(**options)`` -> an ACP runner on the stand-in in ``tmp_path/workspace`` (stopped after)."""
-    runners: list[AgentRunner] = []
-
-    def make(**options: object) -> AgentRunner:
-        workspace = tmp_path / "workspace"
-        workspace.mkdir(exist_ok=True)
-        options.setdefault("stop_bounds", FAST_STOP)
-        options.setdefault("interrupt_timeout", 1.5)
-        options.setdefault("settle_timeout", 0.5)
-        runner = AgentRunner(None, workspace, cli="acp", executable="standin", **options)
-        runners.append(runner)
-        return runner
-
-    yield make
-    for runner in runners:
-        await runner.stop()
-
-
-async def ask(runner: AgentRunner, prompt: str):
-    return await asyncio.wait_for(runner.send(prompt), TURN_BOUND)
+__all__ = ["acp_standin_home", "make_runner"]  # fixtures, used by name
 
 
 async def first_text(turn) -> None:
@@ -90,10 +57,6 @@ async def gone(pid: int | None, timeout: float = 10.0) -> bool:
     except TimeoutError:
         return not alive(pid)
     return True
-
-
-def of_type(result, kind) -> list:
-    return [event for event in result.events if isinstance(event, kind)]
 
 
 def tool_ids(result) -> list[str]:
