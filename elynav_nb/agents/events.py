@@ -240,10 +240,8 @@ class TurnEnded(AgentEvent):
     def summary(self) -> str:
         state = "error" if self.is_error else "ok"
         text = f"{state} ({self.terminal_reason or self.subtype})"
-        if self.duration_ms:  # what the CLI did not report is left out (ACP: no duration, no round trips)
-            text += f" in {self.duration_ms} ms"
-        if self.num_turns:
-            text += f", {self.num_turns} API round trips"
+        if self.duration_ms or self.num_turns:  # ACP reports neither: not said as "0 ms"
+            text += f" in {self.duration_ms} ms, {self.num_turns} API round trips"
         return text
 
 
