@@ -179,6 +179,11 @@ class PermissionRequest(AgentEvent):
         default=None, compare=False, repr=False
     )
 
+    @property
+    def offers_always(self) -> bool:
+        """Whether the agent names an option that allows such calls for the rest of the session (ACP)."""
+        return any(option.get("kind") == "allow_always" for option in self.options)
+
     def allow(self, updated_input: dict[str, Any] | None = None, *, always: bool = False) -> None:
         """Let the tool run (with ``updated_input`` instead of the asked input, if given).
 

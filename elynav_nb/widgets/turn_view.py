@@ -9,7 +9,8 @@ How data flows::
       TextDelta / ThinkingDelta       -> ThrottledText (escaped, at most one update per interval)
       ToolUse / ToolResult            -> collapsible <details> rows in the same transcript
       AgentError, HookFailed, failed outcomes -> red rows (a limit reached: orange)
-      PermissionRequest               -> a row with Allow / Deny buttons -> request.allow()/deny()
+      PermissionRequest               -> a row with Allow / Deny buttons (and Always allow where the
+                                         agent offers it) -> request.allow()/allow(always=True)/deny()
       PermissionWithdrawn             -> that row's buttons disabled and the row removed
       end of the turn                 -> final flush, status line (outcome, cost, duration), Cancel hidden
     Cancel button -> turn.cancel() (the runner interrupts the CLI within its bounds)
@@ -109,7 +110,7 @@ def _cli_label(runner: AgentRunner) -> str:
 
 
 class PermissionPrompt:
-    """One pending ``can_use_tool`` request: a label and Allow / Deny buttons."""
+    """One pending permission request: a label and Allow / Deny buttons (Always allow where offered)."""
 
     def __init__(self, request: PermissionRequest, on_error: Callable[[ElynavError], None]) -> None:
         self.request = request
@@ -120,10 +121,18 @@ class PermissionPrompt:
             f"<b>{html.escape(request.tool_name)}</b> asks permission: <code>{html.escape(summary)}</code>"
         )
         self.allow_button = ipywidgets.Button(description="Allow", button_style="success", icon="check")
+        self.always_button = ipywidgets.Button(
+            description="Always allow",
+            button_style="info",
+            icon="check-double",
+            tooltip="Allow such calls for the rest of the session",
+        )
         self.deny_button = ipywidgets.Button(description="Deny", button_style="warning", icon="times")
         self.allow_button.on_click(self._on_allow_click)
+        self.always_button.on_click(self._on_always_click)
         self.deny_button.on_click(self._on_deny_click)
-        self.widget = ipywidgets.HBox([self.allow_button, self.deny_button, self.label])
+        always = [self.always_button] if request.offers_always else []  # where the agent offers it (ACP)
+        self.widget = ipywidgets.HBox([self.allow_button, *always, self.deny_button, self.label])
 
     @property
     def closed(self) -> bool:
@@ -132,16 +141,19 @@ class PermissionPrompt:
     def _on_allow_click(self, _button: Any) -> None:
         self._answer(allowed=True)
 
+    def _on_always_click(self, _button: Any) -> None:
+        self._answer(allowed=True, always=True)
+
     def _on_deny_click(self, _button: Any) -> None:
         self._answer(allowed=False)
 
-    def _answer(self, *, allowed: bool) -> None:
+    def _answer(self, *, allowed: bool, always: bool = False) -> None:
         if self.closed or self.allow_button.disabled:
             return
         self._disable()
         try:
             if allowed:
-                self.request.allow()
+                self.request.allow(always=always)
             else:
                 self.request.deny()
         except ElynavError as error:
@@ -155,6 +167,7 @@ class PermissionPrompt:
 
     def _disable(self) -> None:
         self.allow_button.disabled = True
+        self.always_button.disabled = True
         self.deny_button.disabled = True
 
 

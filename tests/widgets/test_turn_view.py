@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import html
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from elynav_nb.agents.events import ToolResult
+from elynav_nb.agents.events import PermissionRequest, ToolResult
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.widgets import PermissionPrompt, TurnView
 
@@ -223,3 +224,38 @@ async def test_a_settled_turn_hides_its_cancel_button(make_runner: RunnerFactory
     assert "completed" in completed_view.status_line.value
     late_view = TurnView(completed)  # a view of a turn already over: no Cancel at all
     assert late_view.finished and not _cancel_shown(late_view)
+
+
+@pytest.mark.anyio
+async def test_always_allow_shows_where_the_agent_offers_it_and_is_remembered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_runner: RunnerFactory
+) -> None:
+    # claude (the fake CLI) names no options: Allow and Deny only
+    _, claude_prompt = await _permission_prompt_shown(make_runner("permission", permission_prompts=True))
+    assert claude_prompt.always_button not in claude_prompt.widget.children
+    claude_prompt.deny_button.click()
+
+    # an ACP agent (the ACP stand-in) offers allow_always: a third button, and the choice holds
+    monkeypatch.setenv("ELYNAV_ACP_STANDIN_HOME", str(tmp_path / "acp-standin-home"))
+    workspace = tmp_path / "acp-workspace"
+    workspace.mkdir()
+    runner = AgentRunner(None, workspace, cli="acp", executable="standin", permission_prompts=True)
+    try:
+        view = TurnView(runner.send("@standin shell echo once"), min_interval=0.05)
+        assert await wait_until(lambda: len(view.prompts) == 1)
+        prompt = next(iter(view.prompts.values()))
+        assert [button.description for button in prompt.widget.children[:3]] == [
+            "Allow",
+            "Always allow",
+            "Deny",
+        ]
+        prompt.always_button.click()
+        first = await asyncio.wait_for(view.wait(), timeout=30)
+        assert (
+            first is not None and first.outcome == "completed" and first.text == "The command printed: once"
+        )
+        assert prompt.decision == "allowed" and prompt.always_button.disabled
+        again = await asyncio.wait_for(runner.send("@standin shell echo once"), timeout=30)
+    finally:
+        await runner.stop()
+    assert again.outcome == "completed" and not [e for e in again.events if isinstance(e, PermissionRequest)]
