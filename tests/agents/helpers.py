@@ -1,4 +1,4 @@
-"""Helpers for runner tests: the fake CLI's command line and process-table checks through /proc."""
+"""Helpers for runner tests: the fake CLI's command line and process-table checks (/proc, psutil)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import os
 import sys
 import time
 from pathlib import Path
+
+import psutil
 
 FAKE_CLI = str(Path(__file__).with_name("fake_cli.py"))
 
@@ -59,3 +61,16 @@ async def wait_until_gone_async(pid: int, timeout: float = 5.0) -> bool:
             return True
         await asyncio.sleep(0.05)
     return not process_alive(pid)
+
+
+def running_commands(marker: str) -> list[psutil.Process]:
+    """The live (not zombie) processes whose command line holds ``marker``."""
+    found = []
+    for process in psutil.process_iter(["cmdline", "status"]):
+        try:
+            alive = process.info["status"] != psutil.STATUS_ZOMBIE
+            if alive and marker in " ".join(process.info["cmdline"] or []):
+                found.append(process)
+        except psutil.Error:
+            continue
+    return found

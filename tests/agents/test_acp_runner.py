@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import os
 
-import psutil
 import pytest
 
 from elynav_nb.agents.events import (
@@ -28,8 +27,10 @@ from elynav_nb.agents.events import (
     ToolUse,
 )
 from elynav_nb.errors import InvalidInput
+from tests.widgets.helpers import wait_until
 
 from .acp_standin_runs import TURN_BOUND, acp_standin_home, ask, make_runner, of_type
+from .helpers import running_commands
 
 pytestmark = pytest.mark.anyio
 
@@ -50,30 +51,6 @@ async def answer_permissions(turn, decide) -> list[PermissionRequest]:
         return seen
 
     return await asyncio.wait_for(read(), TURN_BOUND)
-
-
-def running_commands(marker: str) -> list[psutil.Process]:
-    found = []
-    for process in psutil.process_iter(["cmdline", "status"]):
-        try:
-            alive = process.info["status"] != psutil.STATUS_ZOMBIE
-            if alive and marker in " ".join(process.info["cmdline"] or []):
-                found.append(process)
-        except psutil.Error:
-            continue
-    return found
-
-
-async def until(predicate, timeout: float = 10.0) -> bool:
-    async def poll() -> None:
-        while not predicate():
-            await asyncio.sleep(0.05)
-
-    try:
-        await asyncio.wait_for(poll(), timeout)
-    except TimeoutError:
-        return predicate()
-    return True
 
 
 # -- a streamed turn --------------------------------------------------------------------------------
@@ -264,14 +241,14 @@ async def test_a_client_terminal_command_is_killed_when_the_turn_is_cancelled(ma
                 return
 
     await asyncio.wait_for(tool_started(), TURN_BOUND)
-    assert await until(lambda: bool(running_commands(marker)))
+    assert await wait_until(lambda: bool(running_commands(marker)))
     pid = runner.pid
     for process in running_commands(marker):  # run by the client's terminal (here), not by the stand-in
         ancestors = [parent.pid for parent in process.parents()]
         assert os.getpid() in ancestors and pid not in ancestors
     result = await asyncio.wait_for(turn.cancel(), TURN_BOUND)
     assert result.outcome == "cancelled"
-    assert await until(lambda: not running_commands(marker))
+    assert await wait_until(lambda: not running_commands(marker))
     assert runner.pid == pid
     assert (await ask(runner, "after")).outcome == "completed"
 

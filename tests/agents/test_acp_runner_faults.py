@@ -19,6 +19,7 @@ import pytest
 
 from elynav_nb.agents.events import AgentError, PermissionRequest, RawEvent, TextDelta, ToolUse
 from elynav_nb.errors import CliStartFailed, ElynavError
+from tests.widgets.helpers import wait_until
 
 from .acp_standin_runs import TURN_BOUND, acp_standin_home, ask, make_runner, of_type
 
@@ -48,15 +49,8 @@ def alive(pid: int | None) -> bool:
 
 
 async def gone(pid: int | None, timeout: float = 10.0) -> bool:
-    async def poll() -> None:
-        while alive(pid):
-            await asyncio.sleep(0.05)
-
-    try:
-        await asyncio.wait_for(poll(), timeout)
-    except TimeoutError:
-        return not alive(pid)
-    return True
+    """The process left the table (exited and reaped), within ``timeout``."""
+    return await wait_until(lambda: not alive(pid), timeout)
 
 
 def tool_ids(result) -> list[str]:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
-import psutil
 import pytest
 
 from elynav_nb.agents import ToolUse
 from elynav_nb.office import Office
 from elynav_nb.office.office_commands import is_office_command
 from elynav_nb.office.rights import USER
+from tests.agents.helpers import running_commands
 
 from .conftest import FAST_STOP, worker
 from .helpers import tool_text, wait_until
@@ -42,19 +42,6 @@ def office_on(tmp_path, agents) -> Office:
         stop_bounds=FAST_STOP,
         interrupt_timeout=3.0,
     )
-
-
-def sleeps(marker: str) -> list[psutil.Process]:
-    found = []
-    for process in psutil.process_iter(["cmdline", "status"]):
-        try:
-            if process.info["status"] != psutil.STATUS_ZOMBIE and marker in " ".join(
-                process.info["cmdline"] or []
-            ):
-                found.append(process)
-        except psutil.Error:
-            continue
-    return found
 
 
 def test_only_one_office_command_passes_the_office_rule() -> None:
@@ -107,7 +94,7 @@ async def test_a_cancel_cascades_into_an_acp_employee_and_ends_its_command(tmp_p
             return (
                 turn is not None
                 and any(isinstance(event, ToolUse) for event in turn.events)
-                and bool(sleeps(marker))
+                and bool(running_commands(marker))
             )
 
         assert await wait_until(leaf_runs_its_command, timeout=30)
@@ -119,7 +106,9 @@ async def test_a_cancel_cascades_into_an_acp_employee_and_ends_its_command(tmp_p
         )
         assert [reply.outcome for reply in replies] == ["cancelled", "cancelled"]
         assert all(reply.cancelled_by == USER for reply in replies)
-        assert await wait_until(lambda: not sleeps(marker), timeout=10)  # the command it ran is gone
+        assert await wait_until(
+            lambda: not running_commands(marker), timeout=10
+        )  # the command it ran is gone
         assert acp_employee.runner.pid == acp_pid  # interrupted (session/cancel), not killed
         after = await office.ask("w-acp", "encore")
         assert after.outcome == "done" and "Stand-in reply to: encore" in after.text

@@ -134,10 +134,10 @@ class AcpWire:
         self.label = label
         self.agent_info: dict[str, Any] = {}
         self.agent_capabilities: dict[str, Any] = {}
-        self.modes: list[str] = []  # the session modes the agent offers (ids)
-        self.modes_said = False  # False: a session/load answer left them out (ACP allows it)
-        self.models: list[str] = []  # the models the agent offers (ids), where it says
-        self.models_said = False  # as modes_said
+        # the session modes and the models the agent offers (ids); None: a session/load answer left
+        # them out (ACP allows it), so the agent is asked
+        self.modes: list[str] | None = []
+        self.models: list[str] | None = []
         self.notices: list[AgentError] = []  # said in the next turn (a lost session, a mode not offered)
         self._cleanup: set[asyncio.Task[Any]] = set()
         self._refusal_codes: dict[str, int] = {}  # served requests refused: their JSON-RPC error code
@@ -288,27 +288,31 @@ class AcpWire:
         modes = session.get("modes") if isinstance(session.get("modes"), dict) else {}
         assert isinstance(modes, dict)
         # a new session without modes has none (ACP); a loaded one may leave them out of its answer
-        self.modes_said = bool(modes) or self._session_is_new
-        self.modes = [
-            str(mode.get("id")) for mode in modes.get("availableModes") or [] if isinstance(mode, dict)
-        ]
+        said = bool(modes) or self._session_is_new
+        self.modes = (
+            [str(mode.get("id")) for mode in modes.get("availableModes") or [] if isinstance(mode, dict)]
+            if said
+            else None
+        )
         models = session.get("models") if isinstance(session.get("models"), dict) else {}
         assert isinstance(models, dict)
-        self.models_said = bool(models) or self._session_is_new
-        self.models = [
-            str(model.get("modelId"))
-            for model in models.get("availableModels") or []
-            if isinstance(model, dict)
-        ]
+        said = bool(models) or self._session_is_new
+        self.models = (
+            [
+                str(model.get("modelId"))
+                for model in models.get("availableModels") or []
+                if isinstance(model, dict)
+            ]
+            if said
+            else None
+        )
         self.codec.model = str(models.get("currentModelId") or self.codec.model or "")
 
     async def _apply_mode(self, channel: WireChannel, mode: str, *, at_start: bool) -> None:
-        offered = self.modes if self.modes_said else None
-        await self._choose(channel, "session/set_mode", "modeId", mode, offered, at_start=at_start)
+        await self._choose(channel, "session/set_mode", "modeId", mode, self.modes, at_start=at_start)
 
     async def _apply_model(self, channel: WireChannel, model: str, *, at_start: bool) -> None:
-        offered = self.models if self.models_said else None
-        if await self._choose(channel, "session/set_model", "modelId", model, offered, at_start=at_start):
+        if await self._choose(channel, "session/set_model", "modelId", model, self.models, at_start=at_start):
             self.codec.model = model
 
     async def _choose(
