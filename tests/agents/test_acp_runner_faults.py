@@ -139,6 +139,23 @@ async def test_a_crash_mid_turn_fails_typed_and_the_next_turn_reloads_the_sessio
     assert "MODE_NOT_OFFERED" not in codes  # the loaded session keeps its mode
 
 
+async def test_a_history_replayed_after_the_load_answer_is_not_the_next_turn_s_output(
+    make_runner, monkeypatch
+):
+    # gemini 0.61.0 answers session/load, then streams the history (ACP says: before the answer);
+    # the stand-in's late-replay does the same. The wire waits for the replay to end before prompting.
+    monkeypatch.setenv("ELYNAV_ACP_STANDIN_FAULT", "late-replay")
+    runner = make_runner()
+    first = await ask(runner, "@standin say remembered words")
+    assert (await ask(runner, "@standin crash")).outcome == "failed"
+    after = await ask(
+        runner, "@standin delay 0.1\n@standin say fresh words come slowly"
+    )  # outlasts the delay
+    assert after.outcome == "completed", after.error
+    assert after.text == "fresh words come slowly"
+    assert first.text in replayed(after, "agent_message_chunk")  # kept, as raw updates
+
+
 async def test_the_permission_mode_can_be_changed_on_a_session_reloaded_after_a_crash(make_runner):
     # the stand-in answers session/load with null (ACP allows it: no modes said); the mode is still
     # the agent's to accept, not "offered by nobody"

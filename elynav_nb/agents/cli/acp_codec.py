@@ -122,6 +122,7 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
         self.model = ""
         self.prompt_request_id = ""
         self.cancel_asked = False  # the wire sent session/cancel for the prompt in flight
+        self.updates_decoded = 0  # session/update notifications read (the wire waits for a replay's end)
         self.total_cost_usd = 0.0
         self._turn_text: list[str] = []
         self._started_tools: dict[str, ToolUse] = {}
@@ -250,6 +251,7 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
     def _update(self, params: dict[str, Any], message: dict[str, Any]) -> list[AgentEvent | ControlFrame]:
         update = as_dict(params.get("update"))
         kind = as_str(update.get("sessionUpdate"))
+        self.updates_decoded += 1
         if not self.prompt_request_id and kind in _TURN_UPDATES:
             # no prompt in flight: the history a session/load replays (claude-agent-acp, codex-acp),
             # not the output of the turn that (re)starts the agent

@@ -8,7 +8,8 @@ whose I/O the wire only awaits.
 How data flows::
 
     open: initialize {protocolVersion 1, clientCapabilities: fs, terminal} -> the agent's capabilities
-          -> session/load <id> (after a crash or a restart, resume=; where it advertises loadSession)
+          -> session/load <id> (after a crash or a restart, resume=; where it advertises loadSession),
+             then a quiet moment with no session/update (an agent that replays after its answer)
              or session/new {cwd: workspace, mcpServers: .mcp.json's + kernel tools}
              (an agent that asks to authenticate first: authenticate with a method its environment
              holds, then session/new once more) -> the session id becomes the conversation's
@@ -57,6 +58,11 @@ __all__ = ["AUTH_REQUIRED_CODE", "CLIENT_INFO", "AcpWire", "usable_auth_method"]
 
 CLIENT_INFO = {"name": "elynav_nb", "title": "elynav-nb", "version": "0.1.0"}
 AUTH_REQUIRED_CODE = -32000
+# ACP says an agent answers session/load once the history is replayed; gemini 0.61.0 answers first and
+# streams the replay after (not awaited), into the next prompt. After a load the wire waits until no
+# session/update came for REPLAY_QUIET seconds (at most REPLAY_SETTLE_BOUND) before the first prompt.
+REPLAY_QUIET = 0.3
+REPLAY_SETTLE_BOUND = 5.0
 _FILE_METHODS = ("fs/read_text_file", "fs/write_text_file")
 _TERMINAL_METHODS = (
     "terminal/create",
@@ -256,6 +262,7 @@ class AcpWire:
                 response = await self._call(channel, "session/load", sessionId=self.session_id, **params)
                 if response.ok:
                     self._session_is_new = False
+                    await self._replay_settled()
                     return response.response
                 reason = f"it refused session/load: {response.error}"
             else:
@@ -283,6 +290,15 @@ class AcpWire:
         self.session_id = session_id
         self._session_is_new = True
         return response.response
+
+    async def _replay_settled(self) -> None:
+        """Wait (bounded) until the agent has sent no session/update for ``REPLAY_QUIET`` seconds."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + REPLAY_SETTLE_BOUND
+        seen = -1
+        while seen != self.codec.updates_decoded and loop.time() < deadline:
+            seen = self.codec.updates_decoded
+            await asyncio.sleep(REPLAY_QUIET)
 
     def _read_session(self, session: Mapping[str, Any]) -> None:
         modes = session.get("modes") if isinstance(session.get("modes"), dict) else {}

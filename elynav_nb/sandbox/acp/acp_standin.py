@@ -5,7 +5,8 @@ It answers ACP over JSON-RPC 2.0 lines on stdin/stdout, deterministically: repli
 directive (malformed lines, unknown updates and methods, hangs, crashes, errors) and at start-up by
 ``ELYNAV_ACP_STANDIN_FAULT``: ``no-initialize`` (never answers initialize), ``no-load-session``
 (advertises ``loadSession: false`` and answers ``session/load`` with -32601), ``exit-at-start`` (exits 2
-before reading anything). It says what it is: a one-line note on stderr at start and ``agentInfo``
+before reading anything), ``late-replay`` (answers ``session/load`` before it replays the history, as
+gemini 0.61.0 does). It says what it is: a one-line note on stderr at start and ``agentInfo``
 ``elynav-acp-standin`` / "Elynav ACP stand-in (not a model)".
 
 Where it sits: ``elynav_nb/sandbox/acp``; imported by nothing in the library. The ACP backend's tests,
@@ -54,7 +55,8 @@ from elynav_nb.sandbox.acp.acp_wire import (
 __all__ = ["AGENT_INFO", "FAULT_VARIABLE", "Agent", "main"]
 
 FAULT_VARIABLE = "ELYNAV_ACP_STANDIN_FAULT"
-FAULTS = frozenset({"no-initialize", "no-load-session", "exit-at-start"})
+FAULTS = frozenset({"no-initialize", "no-load-session", "exit-at-start", "late-replay"})
+LATE_REPLAY_DELAY = 0.1
 AGENT_INFO = {"name": "elynav-acp-standin", "title": "Elynav ACP stand-in (not a model)", "version": "0.1.0"}
 PROTOCOL_VERSION = 1
 EXIT_SIGTERM = 143
@@ -201,16 +203,22 @@ class Agent:
             raise RpcError(RESOURCE_NOT_FOUND, "Resource not found", session_id)
         session.cwd, session.mcp_servers = cwd, servers
         self.sessions[session_id] = session
+        if self.fault == "late-replay":  # as gemini 0.61.0 does: the answer first, the history after it
+            asyncio.get_running_loop().call_later(LATE_REPLAY_DELAY, self._replay, session)
+        else:
+            self._replay(session)
+        return _value(Reply(None, lambda: self._after_session(session_id)))
+
+    def _replay(self, session: SessionState) -> None:
         for entry in session.history:
             kind = "user_message_chunk" if entry["role"] == "user" else "agent_message_chunk"
             self.connection.notify(
                 "session/update",
                 {
-                    "sessionId": session_id,
+                    "sessionId": session.session_id,
                     "update": {"sessionUpdate": kind, "content": {"type": "text", "text": entry["text"]}},
                 },
             )
-        return _value(Reply(None, lambda: self._after_session(session_id)))
 
     def set_mode(self, params: Any) -> Awaitable[Any]:
         params = _object(params)
