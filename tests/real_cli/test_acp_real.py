@@ -231,8 +231,8 @@ async def test_a_cancel_mid_tool_ends_the_command(acp_agent, says_version, home,
 
 async def test_a_kill_9_between_turns(acp_agent, says_version, home, tmp_path):
     """claude-agent-acp and codex-acp load the session again (``session/load``: the model gets the
-    first turn); gemini cannot load it after a restart: a new session, and the next turn says so
-    with ``CONVERSATION_LOST``."""
+    first turn); gemini mostly cannot load it after a restart (its chat file is not written yet): a
+    new session, and the next turn says so with ``CONVERSATION_LOST``."""
     says_version(acp_agent)
     script = [Reply.say("Noted the word."), Reply.say("Back again.")]
     async with FakeModelApi(script) as api:
@@ -263,7 +263,10 @@ async def test_a_kill_9_between_turns(acp_agent, says_version, home, tmp_path):
     lost = [
         event for event in after.events if isinstance(event, AgentError) and event.code == "CONVERSATION_LOST"
     ]
-    if acp_agent.name == "gemini":
+    # gemini 0.61.0 writes its chat file after it answers the turn: killed before that, its
+    # session/load finds nothing ("No previous sessions found") and a new session starts, said with
+    # CONVERSATION_LOST; killed after (a busy machine), it loads the session as the other two do
+    if acp_agent.name == "gemini" and lost:
         assert len(lost) == 1 and first_session in lost[0].message
         assert runner.session_id and runner.session_id != first_session == first.session_id
         assert after.session_id == runner.session_id
@@ -310,7 +313,7 @@ async def test_a_kill_9_mid_turn(acp_agent, says_version, home, tmp_path):
     lost = [
         event for event in after.events if isinstance(event, AgentError) and event.code == "CONVERSATION_LOST"
     ]
-    if acp_agent.name == "gemini":
+    if acp_agent.name == "gemini" and lost:  # see test_a_kill_9_between_turns: lost, or loaded
         assert len(lost) == 1 and runner.session_id != first_session
     else:
         assert not lost and runner.session_id == first_session == after.session_id
