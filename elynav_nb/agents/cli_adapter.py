@@ -53,8 +53,8 @@ from elynav_nb.agents.cli.per_turn_launch import (
     read_mcp_servers,
 )
 from elynav_nb.agents.events import AgentEvent
-from elynav_nb.agents.locate import CliCommand, CliName
 from elynav_nb.agents.output_schema import OutputSchema
+from elynav_nb.agents.protocols.command import CliCommand, CliName
 from elynav_nb.errors import InvalidInput
 
 __all__ = [

@@ -29,8 +29,8 @@ from elynav_nb.agents.cli_adapter import (
     user_home,
     write_config_file,
 )
-from elynav_nb.agents.locate import CliName
 from elynav_nb.agents.output_schema import OutputSchema
+from elynav_nb.agents.protocols.command import CliName
 
 __all__ = ["CODEX_BASE_URL_VARIABLE", "CodexAdapter"]
 

@@ -2,17 +2,22 @@
 background stop, and the one place a turn's ``TurnResult`` is made.
 
 Where it sits: under ``AgentRunner`` (the facade), above ``CliProcess``. ``PersistentDriver`` (one
-process for the conversation: claude stream-json, codex app-server) and ``PerTurnDriver`` (one process
-per turn: gemini, codex exec) subclass it. A driver reads the runner's settings and writes its public
-state (``status``, ``session_id``, ``history``, ``last_started``, ``cli``, ``command_line``); the
-runner calls the driver's public methods only.
+process for the conversation: claude stream-json, codex app-server, ACP agents) and ``PerTurnDriver``
+(one process per turn: gemini, codex exec) subclass it. A driver is given the runner's
+``RunnerContext`` (its frozen options, its plan, its conversation, its hooks, its kernel tools) and a
+launcher of its protocol; it never sees the runner. It writes the conversation (``status``,
+``session_id``, ``history``, ``last_started``, ``cli``, ``command_line``); the runner calls the driver's
+public methods only, and reads the conversation.
 
 How data flows::
 
-    runner.send -> driver.drive_turn(turn, content) (a task) -> run_turn (the subclass)
+    runner.send -> driver.drive_turn(turn, content) (a task) -> start -> run_turn (the subclass)
       -> events -> turn.push -> ... -> finish_turn(turn, outcome, ended) -> TurnResult
-         -> runner.history, turn.finish(result)
+         -> conversation.history, turn.finish(result)
     turn.cancel() -> runner.abort_turn -> driver.abort_turn -> interrupt_or_stop (the subclass)
+
+Logging: a turn's end goes to the ``elynav_nb.agents.driver`` logger (its name is the README's, wherever
+this module lives).
 """
 
 from __future__ import annotations
@@ -24,33 +29,44 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 from elynav_nb._logging import redact
-from elynav_nb.agents.cli_adapter import PerTurnAdapter
+from elynav_nb.agents.adapter_settings import kernel_tools_server
+from elynav_nb.agents.cli.per_turn_launch import KernelToolsServer
+from elynav_nb.agents.cli_adapter import PerTurnAdapter, merged_limitations
+from elynav_nb.agents.context import RunnerContext
+from elynav_nb.agents.conversation import RunnerStatus
 from elynav_nb.agents.events import AgentError, AgentEvent, TurnEnded
+from elynav_nb.agents.launchers import Launcher
 from elynav_nb.agents.limits import limit_of_ended
 from elynav_nb.agents.output_schema import OutputSchema, settle_structured
 from elynav_nb.agents.process import CliProcess
 from elynav_nb.agents.results import Outcome, TurnResult, main_text
 from elynav_nb.agents.turn import Turn
-from elynav_nb.errors import ElynavError, InvalidInput, OutputInvalid
+from elynav_nb.errors import AgentProcessError, AgentTimeout, ElynavError, InvalidInput, OutputInvalid
 
 if TYPE_CHECKING:
-    from elynav_nb.agents.runner import AgentRunner
+    from elynav_nb.agents.tools.loopback_server import LoopbackMcpServer
 
 __all__ = ["WATCHDOG_TICK", "DESCENDANT_SCAN_INTERVAL", "Driver", "ignore_outcome"]
 
 WATCHDOG_TICK = 0.25
 DESCENDANT_SCAN_INTERVAL = 2.0
-_STRAY_EVENTS_KEPT = 1000
 _STRUCTURED_RETRIES_EXHAUSTED = "error_max_structured_output_retries"  # claude's result subtype
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("elynav_nb.agents.driver")
 
 
 class Driver(ABC):
     """The part of a conversation driver that does not depend on the process model."""
 
-    def __init__(self, runner: AgentRunner) -> None:
-        self.runner = runner
+    def __init__(self, context: RunnerContext, launcher: Launcher) -> None:
+        self.context = context
+        self.options = context.options
+        self.plan = context.plan
+        self.conversation = context.conversation
+        self.hooks = context.hooks
+        self.tools = context.tools
+        self.launcher: Launcher = launcher
+        self.tool_server: LoopbackMcpServer | None = None  # loopback protocols: serving from start to stop
         self.process: CliProcess | None = None
         self.current_turn: Turn | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -82,9 +98,30 @@ class Driver(ABC):
         return None
 
     @property
-    @abstractmethod
     def limitations(self) -> tuple[str, ...]:
-        """What the CLI cannot honour of the runner's settings and the agent definition."""
+        """What the CLI cannot honour of the runner's settings and the agent definition.
+
+        The protocol's planned limitations (its launcher's), then the registry's notes of it, and the
+        notes of what this runner asked for that the protocol handles its own way (hooks, kernel
+        tools, a permission handler where nobody is asked).
+        """
+        protocol = self.plan.protocol
+        adapter = self.adapter  # what the last start planned, else what a start would plan
+        planned = (
+            adapter.limitations if adapter is not None else self.launcher.planned_limitations(self.context)
+        )
+        notes = [*planned, *protocol.notes]
+        if self.options.permissions.handler is not None and not self.plan.capabilities.permission_prompts:
+            notes.append("the permission handler is never called: a process per turn has no prompts")
+        if self.hooks:
+            notes.append(protocol.hook_notes)
+        if self.tools is not None:
+            notes.append(protocol.kernel_tools_note)
+        return merged_limitations(notes)
+
+    def kernel_tools(self) -> KernelToolsServer | None:
+        """How the CLI reaches the runner's loopback tool server (None: no tools, or not serving)."""
+        return kernel_tools_server(self.tool_server, self.tools.tool_set if self.tools is not None else None)
 
     # -- starting -----------------------------------------------------------------------------------
 
@@ -110,26 +147,25 @@ class Driver(ABC):
                 raise
 
     async def serve_kernel_tools(self) -> None:
-        """Start the runner's loopback tool server (codex, gemini with ``tools=``) on this loop, once per start.
+        """Start the runner's loopback tool server (``tools=`` on a ``loopback`` protocol) on this loop, once per start.
 
         A new server (a new port and secret) means new CLI files: ``replan`` has them written again.
-        claude gets its tools on its own pipe and needs no server.
+        A ``pipe`` protocol (claude) gets its tools on its own pipe and needs no server.
         """
-        runner = self.runner
-        if runner.tool_endpoint is None or runner.cli_name == "claude":
+        if self.tools is None or self.plan.protocol.kernel_tools != "loopback":
             return
-        if runner.tool_server is not None and runner.tool_server.is_serving:
+        if self.tool_server is not None and self.tool_server.is_serving:
             return
         from elynav_nb.agents.tools.loopback_server import LoopbackMcpServer
 
-        server = LoopbackMcpServer(runner.tool_endpoint)
+        server = LoopbackMcpServer(self.tools)
         await server.start()
-        runner.tool_server = server
+        self.tool_server = server
         self.replan()
 
     async def stop_kernel_tools(self) -> None:
         """Close the tool server: its port, every connection, any call in flight (idempotent)."""
-        server = self.runner.tool_server
+        server = self.tool_server
         if server is not None:
             await server.stop()
 
@@ -162,7 +198,7 @@ class Driver(ABC):
                     await self.stop_kernel_tools()
                     await self.close_services()
             finally:
-                self.runner.status = "closed"
+                self.conversation.status = RunnerStatus.CLOSED
             raise
 
     @abstractmethod
@@ -175,7 +211,7 @@ class Driver(ABC):
         try:
             try:
                 await self.before_start(turn)
-                await self.runner.start()
+                await self.start()
             except ElynavError as error:
                 self.finish_turn(turn, "failed", error=str(error), error_code=error.code)
                 return
@@ -184,7 +220,7 @@ class Driver(ABC):
             await self.run_turn(turn, content)
         except Exception as error:  # never leave a turn unsettled: its awaiters would wait forever
             self.finish_turn(
-                turn, "failed", error=f"{type(error).__name__}: {error}", error_code="AGENT_PROCESS_ERROR"
+                turn, "failed", error=f"{type(error).__name__}: {error}", error_code=AgentProcessError.code
             )
 
     async def before_start(self, turn: Turn) -> None:
@@ -210,25 +246,27 @@ class Driver(ABC):
         self, now: float, turn_deadline: float, last_progress: float, waiting_on_tools: bool
     ) -> str:
         """Why the watchdog ends the turn now: its whole bound or its silence bound ("" while neither)."""
-        runner = self.runner
+        bounds = self.options.bounds
         if now >= turn_deadline:
-            return f"the turn took longer than {runner.turn_timeout:g} s"
-        idle_bound = runner.tool_idle_timeout if waiting_on_tools else runner.idle_timeout
+            return f"the turn took longer than {bounds.turn:g} s"
+        idle_bound = bounds.tool_idle if waiting_on_tools else bounds.idle
         if now - last_progress >= idle_bound:
-            who = "the agent CLI" if runner.cli_name == "claude" else runner.cli_name
-            return f"no output from {who} for {idle_bound:g} s"
+            return f"no output from {self.plan.speaker} for {idle_bound:g} s"
         return ""
 
     def oversized_line_error(self, size: int) -> AgentError:
         return AgentError(
-            f"a stdout line of more than {size} bytes exceeded the {self.runner.max_line_bytes}-byte cap and was skipped",
+            f"a stdout line of more than {size} bytes exceeded the {self.options.process.max_line_bytes}-byte cap and was skipped",
             code="LINE_TOO_LONG",
         )
 
-    def keep_stray(self, event: AgentEvent) -> None:
-        """An event that belongs to no turn in flight (kept, bounded, for the curious)."""
-        if len(self.runner.stray_events) < _STRAY_EVENTS_KEPT:
-            self.runner.stray_events.append(event)
+    def report(self, event: AgentEvent) -> None:
+        """An event of ours (a hook's ``HookFailed``) into the turn in flight, else kept as a stray event."""
+        turn = self.current_turn
+        if turn is not None and not turn.done:
+            turn.push(event)
+        else:
+            self.conversation.keep_stray(event)
 
     def before_finish(self, turn: Turn, outcome: Outcome) -> None:
         """What a driver does as a turn settles, before its result is made (nothing by default)."""
@@ -246,7 +284,7 @@ class Driver(ABC):
         if turn.done:
             return
         self.before_finish(turn, outcome)
-        runner = self.runner
+        conversation = self.conversation
         total_cost = ended.total_cost_usd if ended is not None else self.total_cost_usd
         stderr_tail = ""
         if outcome == "failed" and self.process is not None:
@@ -258,7 +296,7 @@ class Driver(ABC):
         if not error_code and outcome == turn.abort_outcome:
             error_code = turn.abort_error_code  # a bound of ours (limit) says which
         if outcome == "timeout" and not error_code:
-            error_code = "AGENT_TIMEOUT"
+            error_code = AgentTimeout.code
         stored_events = turn.events
         text = main_text(stored_events) or (ended.result if ended is not None else "")
         data: Any = None
@@ -274,8 +312,8 @@ class Driver(ABC):
             outcome=outcome,
             text=text,
             events=tuple(stored_events),
-            session_id=turn.session_id or runner.session_id,
-            agent_name=runner.agent_name or "",
+            session_id=turn.session_id or conversation.session_id,
+            agent_name=self.plan.agent_name or "",
             prompt=turn.prompt,
             cost_usd=max(0.0, total_cost - turn.cost_baseline),
             total_cost_usd=total_cost,
@@ -287,23 +325,25 @@ class Driver(ABC):
             error=error,
             error_code=error_code,
             stderr_tail=stderr_tail,
-            used_standin=runner.uses_standin,
-            cli=runner.cli_name,
-            cli_version=runner.last_started.cli_version if runner.last_started is not None else "",
+            used_standin=conversation.uses_standin,
+            cli=self.plan.cli,
+            cli_version=conversation.last_started.cli_version
+            if conversation.last_started is not None
+            else "",
             data=data,
             output_schema=turn.output_schema,
         )
-        runner.record_result(result)
+        conversation.record(result)
         level = logging.INFO if outcome in ("failed", "timeout") else logging.DEBUG
         if logger.isEnabledFor(level):
             logger.log(
-                level, "%s turn ended: %s", runner.agent_name or "default", redact(result.summary_line())
+                level, "%s turn ended: %s", self.plan.agent_name or "default", redact(result.summary_line())
             )
         if self.current_turn is turn:
             self.current_turn = None
-        if runner.status == "busy":
-            runner.status = "idle"
-        runner.last_activity = time.monotonic()
+        if conversation.status == RunnerStatus.BUSY:
+            conversation.status = RunnerStatus.IDLE
+        conversation.touch()
         turn.finish(result)
 
     def structured_data(self, schema: OutputSchema, ended: TurnEnded | None, text: str) -> Any:
@@ -314,9 +354,9 @@ class Driver(ABC):
         """
         if ended is not None and ended.structured_output is not None:
             return settle_structured(schema, ended.structured_output, "")
-        if self.runner.capabilities.output_schema == "value":
+        if self.plan.capabilities.output_schema == "value":
             raise OutputInvalid(
-                f"{self.runner.cli_name} ended the turn without a structured_output "
+                f"{self.plan.cli} ended the turn without a structured_output "
                 "(the StructuredOutput tool was not called)"
             )
         answer = ended.result if ended is not None and ended.result.strip() else text
@@ -371,6 +411,7 @@ class Driver(ABC):
         for task in list(self.background):
             task.cancel()
         await self.close_services()
+        self.conversation.status = RunnerStatus.CLOSED
         if self._stopped is not None:
             self._stopped.set()  # the loop guard ends: nothing left to stop
 
@@ -379,7 +420,7 @@ class Driver(ABC):
 
     async def stop_process(self) -> None:
         if self.process is not None:
-            await self.process.stop(self.runner.stop_bounds)
+            await self.process.stop(self.options.process.stop_bounds)
 
     def run_in_background(self, coroutine: Any) -> None:
         """A task the driver keeps until it ends (cancelled by ``stop``)."""

@@ -1,14 +1,15 @@
 """``HookRunner``: runs a runner's hook callbacks, each within its timeout; a failure denies and is reported.
 
 Where it sits: ``AgentRunner.hooks`` (one per runner). Its callers: claude's wire, through the
-``hook_callback`` request server (``serve_claude``); gemini's and codex exec's hook commands, through the runner's
-``HookCommandServer`` (``serve_command``); and the kernel tool server, through
-``before_tool`` / ``after_tool`` (the contract is in ``hooks.py``'s docstring). The config and the
-decisions are the pure ``hooks.py``; this module only calls the callbacks and times them.
+``hook_callback`` request server, and gemini's and codex exec's hook commands, through the runner's
+``HookCommandServer``: both ``serve(dialect, hook_input)``, the dialect (``hooks.HookDialect``) being the
+protocol's own way to ask and answer; and the kernel tool server, through ``before_tool`` / ``after_tool``
+(the contract is in ``hooks.py``'s docstring). The config and the decisions are the pure ``hooks.py``;
+this module only calls the callbacks and times them; it knows no CLI by name.
 
 How data flows::
 
-    before_tool(name, input) / after_tool(name, input, response) / serve_claude(fields)
+    before_tool(name, input) / after_tool(name, input, response) / serve(dialect, hook input)
       -> HookCall -> run(call): the matching callbacks in order (sync: called on the loop;
          async: awaited under asyncio.wait_for) -> deny ends the run, rewrite feeds the next one
       -> HookDecision | None; a raise, a wrong answer or a timeout -> deny + HookFailed -> report()
@@ -24,20 +25,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from elynav_nb.agents.cli.codex_hooks import codex_hook_output, hook_call_from_codex
-from elynav_nb.agents.cli.gemini_hooks import gemini_hook_output, hook_call_from_gemini
 from elynav_nb.agents.events import AgentEvent, HookFailed
 from elynav_nb.agents.hooks import (
     HookCall,
     HookDecision,
+    HookDialect,
     HookEntry,
     HookSet,
-    claude_hook_output,
     deny,
-    hook_call_from_claude,
     rewrite,
 )
-from elynav_nb.errors import InvalidInput
 
 __all__ = ["HookRunner"]
 
@@ -98,24 +95,12 @@ class HookRunner:
         )
         return await self.run(call)
 
-    # -- claude's hook_callback requests -----------------------------------------------------------
+    # -- the CLI's own hook requests (claude's hook_callback, gemini's and codex's hook commands) -----
 
-    async def serve_claude(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """The answer to one claude ``hook_callback`` request (the wire's request server)."""
-        call = hook_call_from_claude(fields)
-        return claude_hook_output(call.event, await self.run(call))
-
-    # -- command hooks (gemini) ------------------------------------------------------------------------
-
-    async def serve_command(self, cli: str, hook_input: dict[str, Any]) -> dict[str, Any]:
-        """The output a CLI's hook command prints for one hook input (``HookCommandServer``'s serve)."""
-        if cli == "gemini":
-            call = hook_call_from_gemini(hook_input)
-            return gemini_hook_output(call.event, await self.run(call))
-        if cli == "codex":
-            call = hook_call_from_codex(hook_input)
-            return codex_hook_output(call.event, await self.run(call))
-        raise InvalidInput(f"no command hooks for {cli!r}")
+    async def serve(self, dialect: HookDialect, hook_input: Mapping[str, Any]) -> dict[str, Any]:
+        """The answer to one hook request of a CLI, in its ``dialect`` (claude's request server, the hook socket)."""
+        call = dialect.call_from(hook_input)
+        return dialect.output(call.event, await self.run(call))
 
     # -- running -------------------------------------------------------------------------------------
 

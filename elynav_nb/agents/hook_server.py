@@ -3,7 +3,7 @@
 Where it sits: started by the per-turn driver for a gemini runner with hooks (gemini runs hooks as
 commands: ``cli/gemini_hooks.py``), stopped with the runner. Each hook command (``hook_command.py``)
 connects, sends one line ``{"token", "cli", "input"}``, and reads one line back: what ``serve``
-(``HookRunner.serve_command``) answered.
+(``HookRunner.serve`` in the protocol's dialect) answered.
 
 Who may call it: the socket lives in a folder only this user can open (``mkdtemp``, mode 0700), and
 a request must carry the runner's token (``secrets.token_hex``, in ``<folder>/token``, mode 0600),

@@ -51,7 +51,7 @@ gemini 0.61.0 and codex 0.171.0 ``exec`` (their own command hooks, verified on t
 
     HookSet -> gemini ``settings.json`` hooks / codex ``$CODEX_HOME/hooks.json`` (``cli/gemini_hooks.py``,
       ``cli/codex_hooks.py``): one command per event, ``hook_command.py`` -> the runner's
-      ``HookCommandServer`` (a private Unix socket and a token) -> HookRunner.serve_command -> the
+      ``HookCommandServer`` (a private Unix socket and a token) -> HookRunner.serve -> the
       CLI's hook output on the command's stdout
 
 A ``HookCall``'s ``tool_name`` is the CLI's own name (claude and codex ``Bash``, gemini
@@ -80,12 +80,14 @@ from typing import Any, Literal, get_args
 from elynav_nb.errors import InvalidInput
 
 __all__ = [
+    "CLAUDE_HOOKS",
     "CLAUDE_TIMEOUT_MARGIN",
     "HOOK_EVENTS",
     "DEFAULT_HOOK_TIMEOUT",
     "HookCall",
     "HookCallback",
     "HookDecision",
+    "HookDialect",
     "HookEntry",
     "HookEvent",
     "HookMatcher",
@@ -210,6 +212,15 @@ class HookSet:
 
     def total_timeout(self, event: HookEvent) -> float:
         return sum(entry.timeout for entry in self.entries if entry.event == event)
+
+
+@dataclass(frozen=True)
+class HookDialect:
+    """How one CLI asks about a tool call and reads the answer: its hook input -> ``HookCall``, and a
+    ``HookDecision`` -> its hook output (claude's ``hook_callback`` requests; gemini's and codex's hook commands)."""
+
+    call_from: Callable[[Mapping[str, Any]], HookCall]
+    output: Callable[[HookEvent, HookDecision | None], dict[str, Any]]
 
 
 Hooks = Mapping[str, Any]
@@ -362,3 +373,7 @@ def claude_hook_output(event: HookEvent, decision: HookDecision | None) -> dict[
     return {
         "hookSpecificOutput": {"hookEventName": event, "updatedInput": dict(decision.updated_input or {})}
     }
+
+
+CLAUDE_HOOKS = HookDialect(hook_call_from_claude, claude_hook_output)
+"""claude's dialect: ``hook_callback`` control requests in, their ``control_response`` answers out."""

@@ -41,11 +41,9 @@ from typing import TYPE_CHECKING, Any
 
 from elynav_nb.agents.agent_definition import AgentDefinition
 from elynav_nb.agents.cli.per_turn_launch import refuse_taken_server_name
-from elynav_nb.agents.tools.kernel_tool import KernelTool
 from elynav_nb.agents.tools.mcp_endpoint import GateVerdict, McpToolEndpoint
 from elynav_nb.agents.tools.outcome import ToolOutcome
-from elynav_nb.agents.tools.tool_set import KernelToolSet, kernel_tools
-from elynav_nb.errors import InvalidInput
+from elynav_nb.agents.tools.tool_set import KernelToolSet, tool_set_of
 
 if TYPE_CHECKING:
     from elynav_nb.agents.hook_runner import HookRunner
@@ -69,18 +67,7 @@ def serve_tools(
     tools: KernelToolSet | Sequence[Any] | Callable[..., Any],
 ) -> tuple[KernelToolSet, McpToolEndpoint]:
     """The runner's tool set (a set as given; functions, tools and sets gathered) and its MCP endpoint."""
-    if isinstance(tools, KernelToolSet):
-        tool_set = tools
-    elif isinstance(tools, (KernelTool, str, bytes)) or callable(tools):
-        tool_set = kernel_tools(tools)
-    elif isinstance(tools, Sequence):
-        tool_set = kernel_tools(*tools)
-    else:
-        raise InvalidInput(
-            f"tools= takes kernel_tools(...), a function, a KernelTool or a list of them, not {type(tools).__name__}"
-        )
-    if not len(tool_set):
-        raise InvalidInput("tools= was given no tool: leave it out, or pass kernel_tools(f, g, ...)")
+    tool_set = tool_set_of(tools)
     return tool_set, McpToolEndpoint(tool_set, KERNEL_SERVER_NAME)
 
 

@@ -1,68 +1,47 @@
-"""What happens before a persistent CLI is spawned: locate it, prepare its files, build its command and wire.
+"""What a protocol's launcher is: the step before its CLI runs (locate it, write its files, build its command).
 
-Where it sits: called by ``PersistentDriver.prepare`` (off the event loop for the disk work). One
-launcher per persistent protocol: ``ClaudeLauncher`` (the CLI or its stand-in, the agent file in the
-workspace, ``--mcp-config`` from ``.mcp.json``), ``CodexAppServerLauncher`` (the runner's
-``CODEX_HOME`` written by the codex adapter) and ``AcpLauncher`` (any ACP agent: its command, the
-workspace's MCP servers and the kernel tools in ACP's form, the client's fs and terminal services). Each returns a ``Launch``: the command and a new wire
-for that process. The wires themselves (``agents/cli/*_wire.py``) do no I/O.
+Where it sits: between the drivers and the protocols. The registry (``protocols/registry.py``) builds
+one launcher per runner from the entry of its (CLI, mode); the driver calls it and never asks which
+CLI it is. Every protocol has one, in one vocabulary:
 
-Structured results: claude's ``--json-schema`` belongs to the process, so ``ClaudeLauncher`` says
-``schema_per_process`` and starts each process with ``output_schema`` (set by the driver from the
-turn that needs the process); codex app-server takes a schema per turn (``turn/start``).
+- a persistent protocol (one process per conversation: claude stream-json, codex app-server, ACP)
+  has a ``PersistentLauncher``: ``launch`` returns a ``Launch``, the command and a new wire for that
+  process (``agents/cli/wire.py``: the protocol as an object, no I/O);
+- a per-turn protocol (a process per turn: codex exec, gemini) has a ``PerTurnLauncher``: its
+  ``adapter`` writes the runner's CLI home and gives each turn's command and decoder
+  (``cli_adapter.py``); its hook methods say how the CLI runs ``hooks=`` as commands.
+
+Both locate the CLI by the entry's ``CliLocation`` (``locate``); the driver writes what was found
+into the conversation. Launchers take the runner's ``RunnerContext`` (options, plan, conversation,
+hooks, kernel tools), never the runner, and what the driver asks of the next process
+(``LaunchRequest``: its turn bounds, its output schema, the kernel tool server it reaches).
 
 How data flows::
 
-    runner settings + plan -> launcher.launch(runner) -> locate_cli (+ version) -> files
-      -> Launch(argv, cwd, environment, wire) -> the driver spawns argv and opens the wire
+    driver -> launcher.locate(context) -> CliCommand -> conversation.cli
+      persistent: launcher.launch(context, request, command) -> files -> Launch(argv, cwd, env, wire)
+                  -> the driver spawns argv and opens the wire
+      per turn:   launcher.adapter(settings) -> adapter.prepare -> per turn: adapter.turn_command
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from elynav_nb.agents.acp_files import WorkspaceFiles
-from elynav_nb.agents.acp_terminals import WorkspaceTerminals
-from elynav_nb.agents.adapter_settings import adapter_settings, kernel_tools_of
-from elynav_nb.agents.cli.acp_launch import ACP_NOTES, MCP_WAIT, acp_agent_label, acp_mcp_servers
-from elynav_nb.agents.cli.acp_wire import AcpWire
-from elynav_nb.agents.cli.claude_launch import (
-    ClaudeLaunch,
-    agents_with_structured_output,
-    build_child_environment,
-    build_claude_argv,
-)
-from elynav_nb.agents.cli.claude_wire import ClaudeStreamWire, RequestServer
-from elynav_nb.agents.cli.codex_app_wire import CodexAppServerWire
-from elynav_nb.agents.cli.codex_launch import build_codex_app_server
+from elynav_nb.agents.adapter_settings import adapter_settings
+from elynav_nb.agents.cli.per_turn_launch import KernelToolsServer
 from elynav_nb.agents.cli.wire import PersistentWire
-from elynav_nb.agents.cli_adapter import merged_limitations, read_workspace_mcp_servers
-from elynav_nb.agents.codex_adapter import CodexAdapter
-from elynav_nb.agents.definitions import find_agent_file, install_agents
-from elynav_nb.agents.hooks import claude_initialize_hooks
+from elynav_nb.agents.cli_adapter import PerTurnAdapter, PerTurnSettings
+from elynav_nb.agents.context import RunnerContext
+from elynav_nb.agents.hooks import HookDialect, HookSet
 from elynav_nb.agents.limits import TurnLimits
-from elynav_nb.agents.locate import cli_version, locate_cli
 from elynav_nb.agents.output_schema import OutputSchema
-from elynav_nb.errors import AgentNotFound
+from elynav_nb.agents.protocols.command import CliCommand, CliLocation, locate_command
 
-if TYPE_CHECKING:
-    from elynav_nb.agents.runner import AgentRunner
-
-__all__ = ["AcpLauncher", "ClaudeLauncher", "CodexAppServerLauncher", "Launch", "PersistentLauncher"]
-
-_CODEX_HOOKS_NOTE = (
-    "codex app-server cannot run hooks= on its own tools (its command hooks need a trust review it offers "
-    "no way to skip; use cli_mode='exec' for them): they apply to kernel tools only"
-)
-_CODEX_NOTES = (
-    "codex answers permission prompts for commands only: allow(updated_input) runs the command as asked",
-    "set_permission_mode restarts codex app-server on the same thread before the next turn",
-)
+__all__ = ["Launch", "LaunchRequest", "Launcher", "PerTurnLauncher", "PersistentLauncher"]
 
 
 @dataclass(frozen=True)
@@ -76,221 +55,69 @@ class Launch:
     version: str = ""
 
 
-class PersistentLauncher(ABC):
-    """The launch step of one persistent protocol (see the module docstring)."""
+@dataclass(frozen=True)
+class LaunchRequest:
+    """What the driver asks of the next process: the bounds and schema it starts with, the tools it reaches."""
 
-    adapter: CodexAdapter | None = None  # the adapter that wrote the CLI's home, where there is one
-    schema_per_process = False  # True: a turn's output schema is a flag of the process (claude)
-    output_schema: OutputSchema | None = None  # the schema the next process starts with (schema_per_process)
+    limits: TurnLimits = TurnLimits()  # claude: --max-turns / --max-budget-usd of the process
+    output_schema: OutputSchema | None = None  # claude: --json-schema of the process
+    kernel_tools: KernelToolsServer | None = None  # the runner's loopback tool server, once it serves
 
-    @abstractmethod
-    def launch_sync(self, runner: AgentRunner) -> Launch:
-        """Locate the CLI, write its files, build its command and a new wire (off the event loop)."""
 
-    async def launch(self, runner: AgentRunner) -> Launch:
-        return await asyncio.to_thread(self.launch_sync, runner)
+class _Locating(ABC):
+    location: CliLocation
 
-    def limitations(self, runner: AgentRunner) -> tuple[str, ...]:
+    def locate(self, context: RunnerContext) -> CliCommand:
+        """The CLI to start (``CLI_NOT_FOUND`` with the location's hint); off the event loop."""
+        process = context.options.process
+        return locate_command(
+            process.executable, self.location, fallback_to_standin=process.fallback_to_standin
+        )
+
+    def planned_limitations(self, context: RunnerContext) -> tuple[str, ...]:
+        """What the CLI cannot honour of the settings and the definition, known before it starts (pure)."""
         return ()
 
-    def restart_for_limits(self, runner: AgentRunner, limits: TurnLimits, spent_usd: float) -> bool:
-        """Whether the running process must restart before a turn bounded by ``limits``."""
+
+class PersistentLauncher(_Locating):
+    """The launch step of one persistent protocol (see the module docstring)."""
+
+    adapter: PerTurnAdapter | None = None  # the adapter that wrote the CLI's home, where there is one
+    schema_per_process = False  # True: a turn's output schema is a flag of the process (claude)
+
+    @abstractmethod
+    def launch_sync(self, context: RunnerContext, request: LaunchRequest, command: CliCommand) -> Launch:
+        """Write the CLI's files, build its command and a new wire (off the event loop)."""
+
+    async def launch(self, context: RunnerContext, request: LaunchRequest, command: CliCommand) -> Launch:
+        return await asyncio.to_thread(self.launch_sync, context, request, command)
+
+    def restart_for_limits(self, running: TurnLimits, limits: TurnLimits, spent_usd: float) -> bool:
+        """Whether a process started with ``running`` must restart before a turn bounded by ``limits``."""
         return False
 
 
-class ClaudeLauncher(PersistentLauncher):
-    """claude in stream-json mode (or its stand-in)."""
+class PerTurnLauncher(_Locating):
+    """The launch step of one per-turn protocol (see the module docstring)."""
 
-    schema_per_process = True
+    hook_dialect: HookDialect | None = None  # how its hook commands ask and read (None: it runs none)
 
-    def launch_sync(self, runner: AgentRunner) -> Launch:
-        runner.cli = locate_cli(runner.executable, fallback_to_standin=runner.fallback_to_standin)
-        self._ensure_agent_installed(runner)
-        mcp_config = runner.workspace / ".mcp.json"
-        resuming = runner.resume_next_start
-        endpoint = runner.tool_endpoint
-        tool_flags: list[str] = []
-        request_servers: dict[str, RequestServer] = {}
-        agents: dict[str, dict[str, Any]] = {}
-        if endpoint is not None:
-            from elynav_nb.agents.kernel_tool_server import (
-                agents_with_kernel_tools,
-                check_server_name_free,
-                claude_tool_flags,
-                mcp_message_server,
-            )
+    @abstractmethod
+    def adapter(self, settings: PerTurnSettings) -> PerTurnAdapter:
+        """The adapter that writes the CLI's home from ``settings`` and builds its turns."""
 
-            check_server_name_free(mcp_config, endpoint)
-            tool_flags = claude_tool_flags(endpoint)
-            request_servers["mcp_message"] = mcp_message_server(endpoint)
-            agents = agents_with_kernel_tools(runner.plan.definition, endpoint)
-        launch = ClaudeLaunch(
-            agent_name=runner.agent_name,
-            include_partial_messages=runner.include_partial_messages,
-            mcp_config_path=str(mcp_config) if mcp_config.is_file() else None,
-            permission_mode=runner.permission_mode,
-            permission_prompts=runner.permission_prompts,
-            session_id=None if resuming else runner.session_id,
-            resume_session_id=runner.session_id if resuming else None,
-            model=runner.model,
-            json_schema=self.output_schema.key if self.output_schema is not None else None,
-            max_turns=runner.process_limits.max_turns,
-            max_budget_usd=runner.process_limits.max_budget_usd,
-            extra_arguments=(*tool_flags, *runner.extra_arguments),
-        )
-        if self.output_schema is not None:
-            agents = agents_with_structured_output(agents, runner.plan.definition)
-        if runner.hooks:
-            request_servers["hook_callback"] = runner.hooks.serve_claude
-        agent_identity = {"ELYNAV_AGENT_NAME": runner.agent_name} if runner.agent_name else {}
-        wire = ClaudeStreamWire(
-            session_id=lambda: runner.session_id,
-            agent_name=runner.agent_name,
-            permission_mode=runner.permission_mode,
-            partial_messages=runner.include_partial_messages,
-            start_timeout=runner.start_timeout,
-            interrupt_timeout=runner.interrupt_timeout,
-            request_servers=request_servers,
-            agents=agents,
-            initialize_hooks=claude_initialize_hooks(runner.hooks.hook_set),
-        )
-        return Launch(
-            argv=tuple(build_claude_argv(runner.cli.argv, launch)),
-            cwd=runner.workspace,
-            environment=build_child_environment(
-                os.environ, {**agent_identity, **runner.environment_overrides}
-            ),
-            wire=wire,
-        )
+    def planned_limitations(self, context: RunnerContext) -> tuple[str, ...]:
+        definition = context.plan.definition
+        if definition is None:
+            return ()
+        return self.adapter(adapter_settings(context, definition)).planned_limitations()
 
-    def restart_for_limits(self, runner: AgentRunner, limits: TurnLimits, spent_usd: float) -> bool:
-        """claude's bounds are flags of the process: ``--max-turns`` counts per turn, so a different
-        bound needs a new process; ``--max-budget-usd`` counts the whole process, so a budget needs
-        a process that has spent nothing yet."""
-        running = runner.process_limits
-        if limits != running:
-            return True
-        return limits.max_budget_usd is not None and spent_usd > 0
+    def hook_settings(self, settings: PerTurnSettings, hooks: HookSet, command: list[str]) -> PerTurnSettings:
+        """``settings`` that make the CLI run ``hooks`` through the hook ``command`` (before its home is written)."""
+        return settings
 
-    @staticmethod
-    def _ensure_agent_installed(runner: AgentRunner) -> None:
-        name = runner.agent_name
-        if name is None or find_agent_file(runner.workspace, name) is not None:
-            return
-        if runner.definition is not None:
-            install_agents(runner.workspace, [runner.definition])
-            return
-        raise AgentNotFound(
-            f"agent {name!r} is not defined in {runner.workspace / '.claude' / 'agents'} "
-            "nor in a parent folder or ~/.claude/agents; install it with install_agents(workspace)",
-            details={"agent": name},
-        )
+    def write_hooks(self, home: Path, hooks: HookSet, command: list[str]) -> None:
+        """Write what the CLI reads its hooks from into its ``home`` (after its home is written)."""
 
 
-class CodexAppServerLauncher(PersistentLauncher):
-    """``codex app-server`` with the runner's own ``CODEX_HOME``."""
-
-    def __init__(self) -> None:
-        self.adapter: CodexAdapter | None = None
-
-    def launch_sync(self, runner: AgentRunner) -> Launch:
-        runner.cli = locate_cli(runner.executable, cli="codex", fallback_to_standin=False)
-        version = cli_version(runner.cli)
-        definition = runner.plan.require_definition()
-        adapter = CodexAdapter(adapter_settings(runner, definition), interactive=True)
-        adapter.prepare(runner.cli, version)
-        assert adapter.plan is not None
-        self.adapter = adapter
-        command = build_codex_app_server(
-            runner.cli.argv,
-            adapter.plan,
-            parent_environment=adapter.settings.parent_environment,
-            environment=adapter.settings.environment_overrides,
-        )
-
-        def set_thread_id(thread_id: str) -> None:
-            runner.session_id = thread_id
-
-        wire = CodexAppServerWire(
-            plan=adapter.plan,
-            cli_version=version,
-            workspace=runner.workspace,
-            home=adapter.settings.home,
-            thread_id=runner.session_id if runner.resume_next_start else "",
-            resume_asked=runner.resume_asked,
-            set_thread_id=set_thread_id,
-            start_timeout=runner.start_timeout,
-            interrupt_timeout=runner.interrupt_timeout,
-            retry_timeout=runner.retry_timeout,
-        )
-        return Launch(
-            argv=tuple(command.argv),
-            cwd=command.cwd,
-            environment=dict(command.environment),
-            wire=wire,
-            version=version,
-        )
-
-    def limitations(self, runner: AgentRunner) -> tuple[str, ...]:
-        if self.adapter is not None:
-            planned = self.adapter.limitations
-        elif runner.plan.definition is not None:
-            planned = CodexAdapter(
-                adapter_settings(runner, runner.plan.definition), interactive=True
-            ).planned_limitations()
-        else:
-            planned = ()
-        hooks_note = (_CODEX_HOOKS_NOTE,) if runner.hooks else ()
-        return merged_limitations((*planned, *_CODEX_NOTES, *hooks_note))
-
-
-class AcpLauncher(PersistentLauncher):
-    """Any Agent Client Protocol agent, its command given as ``executable`` (or the ACP stand-in)."""
-
-    def launch_sync(self, runner: AgentRunner) -> Launch:
-        runner.cli = locate_cli(runner.executable, cli="acp", fallback_to_standin=False)
-        definition = runner.plan.require_definition()
-        mcp_config = runner.workspace / ".mcp.json"
-        kernel = kernel_tools_of(runner)
-        if kernel is not None and runner.tool_endpoint is not None:
-            from elynav_nb.agents.kernel_tool_server import check_server_name_free
-
-            check_server_name_free(mcp_config, runner.tool_endpoint)
-        agent_identity = {"ELYNAV_AGENT_NAME": runner.agent_name} if runner.agent_name else {}
-        environment = {
-            **MCP_WAIT,
-            **build_child_environment(
-                os.environ,
-                {**agent_identity, **runner.environment_overrides, **(kernel.environment if kernel else {})},
-            ),
-        }
-        servers = acp_mcp_servers(read_workspace_mcp_servers(runner.workspace, environment), kernel)
-
-        def set_session_id(session_id: str) -> None:
-            runner.session_id = session_id
-
-        wire = AcpWire(
-            workspace=runner.workspace,
-            session_id=runner.session_id if runner.resume_next_start else "",
-            resume_asked=runner.resume_asked,
-            set_session_id=set_session_id,
-            mcp_servers=servers,
-            environment=environment,
-            start_timeout=runner.start_timeout,
-            interrupt_timeout=runner.interrupt_timeout,
-            permission_mode=runner.permission_mode,
-            model=runner.model,
-            instructions=definition.prompt if definition is not None else "",
-            files=WorkspaceFiles(runner.workspace),
-            terminals=WorkspaceTerminals(runner.workspace, environment, timeout=runner.turn_timeout),
-            label="the ACP stand-in"
-            if runner.cli.is_standin
-            else f"the ACP agent {acp_agent_label(runner.cli.argv)}",
-        )
-        return Launch(argv=runner.cli.argv, cwd=runner.workspace, environment=environment, wire=wire)
-
-    def limitations(self, runner: AgentRunner) -> tuple[str, ...]:
-        hooks_note = (
-            ("hooks= apply to kernel tools only: an ACP agent runs its own tools",) if runner.hooks else ()
-        )
-        return merged_limitations((*ACP_NOTES, *hooks_note))
+Launcher = PersistentLauncher | PerTurnLauncher

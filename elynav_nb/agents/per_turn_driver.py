@@ -1,10 +1,12 @@
-"""``PerTurnDriver``: a codex or gemini conversation, one CLI process per turn.
+"""``PerTurnDriver``: a conversation with one CLI process per turn (gemini, codex exec).
 
-Where it sits: the driver of ``AgentRunner(definition, workspace, cli="gemini")`` and of
-``cli="codex", cli_mode="exec"`` (codex's default is app-server, the persistent driver). No
-persistent process, no control protocol: the adapter (``codex_adapter.py``, ``gemini_adapter.py``)
-writes the runner's config home and builds each turn's command and decoder (its wire: the pure
-``agents/cli`` launch builders and codecs); ``CliProcess`` supervises the process.
+Where it sits: the driver of every protocol whose plan says ``per-turn``: ``AgentRunner(definition,
+workspace, cli="gemini")`` and ``cli="codex", cli_mode="exec"`` (codex's default is app-server, the
+persistent driver). No persistent process, no control protocol: the protocol's launcher
+(``launchers.PerTurnLauncher``, built by the registry) gives the adapter (``codex_adapter.py``,
+``gemini_adapter.py``) that writes the runner's config home and builds each turn's command and
+decoder (the pure ``agents/cli`` launch builders and codecs), and says how the CLI runs ``hooks=``
+as commands; ``CliProcess`` supervises the process. Nothing here names a CLI.
 
 How data flows::
 
@@ -40,29 +42,19 @@ process's ``redactor`` and checked with one ``isEnabledFor`` per line.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import json
 import logging
 import shlex
 import signal
 import time
 import weakref
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from elynav_nb._logging import WIRE_LOGGER_NAME
 from elynav_nb.agents.adapter_settings import adapter_settings
-from elynav_nb.agents.cli.codex_hooks import (
-    CODEX_HOOK_ARGUMENTS,
-    CODEX_HOOK_CONFIG,
-    codex_hooks_file,
-    workspace_codex_hooks,
-)
-from elynav_nb.agents.cli.gemini_hooks import gemini_hook_settings
-from elynav_nb.agents.cli.gemini_launch import KERNEL_TOKEN_NOTE
 from elynav_nb.agents.cli.per_turn_launch import TurnCommand
-from elynav_nb.agents.cli_adapter import PerTurnAdapter, PerTurnDecoder, PerTurnSettings, merged_limitations
-from elynav_nb.agents.codex_adapter import CodexAdapter
+from elynav_nb.agents.cli_adapter import PerTurnAdapter, PerTurnDecoder
+from elynav_nb.agents.context import RunnerContext
+from elynav_nb.agents.conversation import RunnerStatus
 from elynav_nb.agents.driver import DESCENDANT_SCAN_INTERVAL, WATCHDOG_TICK, Driver
 from elynav_nb.agents.events import (
     AgentError,
@@ -73,72 +65,36 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
-from elynav_nb.agents.gemini_adapter import GeminiAdapter
 from elynav_nb.agents.hook_server import HookCommandServer
-from elynav_nb.agents.locate import CliName, cli_version, locate_cli
+from elynav_nb.agents.launchers import PerTurnLauncher
 from elynav_nb.agents.process import CliProcess, StopBounds
+from elynav_nb.agents.protocols.command import cli_version
 from elynav_nb.agents.reaper import register_process
 from elynav_nb.agents.results import Outcome
 from elynav_nb.agents.turn import Turn
-from elynav_nb.errors import CliStartFailed, ElynavError, InvalidInput
+from elynav_nb.errors import CliExited, CliStartFailed, ElynavError
 
-if TYPE_CHECKING:
-    from elynav_nb.agents.runner import AgentRunner
-
-__all__ = ["PerTurnDriver", "adapter_for"]
+__all__ = ["PerTurnDriver"]
 
 wire_logger = logging.getLogger(WIRE_LOGGER_NAME)
 
 _RETRY_CODES = ("CLI_ERROR",)
-_CLI_NOTES = {
-    "codex": (
-        "codex exec --json streams whole items: a message arrives in one piece, not token by token",
-        "set_model and set_permission_mode take effect at the next turn (a process per turn)",
-    ),
-    "gemini": (
-        "gemini's stream-json carries no thinking",
-        "set_model and set_permission_mode take effect at the next turn (a process per turn)",
-        "output_schema: gemini 0.61.0 has no schema option; the schema goes in the prompt and the answer "
-        "is validated here",
-    ),
-}
-
-
-_HOOKS_NOTES = {
-    "codex": "codex exec runs hooks= as command hooks with --dangerously-bypass-hook-trust (its own hooks only: "
-    "a workspace with codex hooks of its own is refused); codex warns about that flag in each turn",
-    "gemini": "gemini runs hooks= as command hooks: HookCall.tool_use_id is empty and tool names are gemini's "
-    "(run_shell_command...)",
-}
-
-
-def adapter_for(cli: CliName, settings: PerTurnSettings) -> PerTurnAdapter:
-    """The adapter of ``cli`` (``codex`` or ``gemini``)."""
-    if cli == "codex":
-        return CodexAdapter(settings)
-    if cli == "gemini":
-        return GeminiAdapter(settings)
-    raise InvalidInput(f"{cli} does not run a process per turn")
 
 
 class PerTurnDriver(Driver):
-    """A codex or gemini conversation, one CLI process per turn (see the module docstring)."""
+    """A conversation, one CLI process per turn (see the module docstring)."""
 
-    def __init__(self, runner: AgentRunner) -> None:
-        super().__init__(runner)
+    def __init__(self, context: RunnerContext, launcher: PerTurnLauncher) -> None:
+        super().__init__(context, launcher)
+        self.launcher: PerTurnLauncher = launcher
         self._adapter: PerTurnAdapter | None = None
         self._prepared = False
         self._turn_finalizer: weakref.finalize[[], object] | None = None
         self._turn_states: dict[Turn, _TurnState] = {}
-        self._hook_server: HookCommandServer | None = None  # gemini's command hooks
-        self._conversation_has_content = runner.resume_next_start  # resume=: assume it holds turns
-        self._notes: list[str] = list(_CLI_NOTES.get(runner.cli_name, ()))
-        if runner.permission_handler is not None:
-            self._notes.append("the permission handler is never called: a process per turn has no prompts")
-        if runner.hooks:
-            self._notes.append(_HOOKS_NOTES[runner.cli_name])
-        if runner.tools is not None and runner.cli_name == "gemini":
-            self._notes.append(KERNEL_TOKEN_NOTE)
+        self._hook_server: HookCommandServer | None = None  # the CLI's command hooks
+        self._conversation_has_content = (
+            context.conversation.resume_next_start
+        )  # resume=: assume it holds turns
 
     @property
     def adapter(self) -> PerTurnAdapter | None:
@@ -149,100 +105,67 @@ class PerTurnDriver(Driver):
         """Write the config home again before the next turn (the settings or the environment changed)."""
         self._prepared = False
 
-    @property
-    def limitations(self) -> tuple[str, ...]:
-        """What this CLI cannot honour of the runner's settings and the agent definition."""
-        runner = self.runner
-        if self._adapter is not None:
-            planned = self._adapter.limitations
-        elif runner.plan.definition is not None:
-            planned = adapter_for(
-                runner.cli_name, adapter_settings(runner, runner.plan.definition)
-            ).planned_limitations()
-        else:
-            planned = ()
-        return merged_limitations((*planned, *self._notes))
-
     # -- starting ----------------------------------------------------------------------------------
 
     async def prepare(self) -> None:
         """Locate the CLI, tell its version, write the config home (once)."""
-        runner = self.runner
+        conversation = self.conversation
+        launcher = self.launcher
         if self._prepared:
-            if runner.status in ("closed", "new", "stopped", "exited"):
-                runner.status = "idle"
+            if conversation.status in (
+                RunnerStatus.CLOSED,
+                RunnerStatus.NEW,
+                RunnerStatus.STOPPED,
+                RunnerStatus.EXITED,
+            ):
+                conversation.status = RunnerStatus.IDLE
             return
-        runner.status = "starting"
+        conversation.status = RunnerStatus.STARTING
         try:
-            runner.cli = await asyncio.to_thread(
-                locate_cli, runner.executable, cli=runner.cli_name, fallback_to_standin=False
-            )
-            self.cli_version = await asyncio.to_thread(cli_version, runner.cli)
-            definition = runner.plan.require_definition()
-            settings = adapter_settings(runner, definition)
-            if runner.cli_name == "gemini" and runner.hooks:
-                settings = await self._with_gemini_hooks(settings)
-            elif runner.cli_name == "codex" and runner.hooks:
-                settings = await self._with_codex_hooks(settings)
-            adapter = adapter_for(runner.cli_name, settings)
-            await asyncio.to_thread(adapter.prepare, runner.cli, self.cli_version)
-            if runner.cli_name == "codex" and runner.hooks:
-                await asyncio.to_thread(self._write_codex_hooks, settings.home)
-            if runner.resume_next_start and not await asyncio.to_thread(
-                adapter.has_conversation, runner.session_id
+            command = await asyncio.to_thread(launcher.locate, self.context)
+            conversation.cli = command
+            self.cli_version = await asyncio.to_thread(cli_version, command, launcher.location)
+            definition = self.plan.require_definition()
+            settings = adapter_settings(self.context, definition, self.kernel_tools())
+            hook_command: list[str] = []
+            if self.hooks and launcher.hook_dialect is not None:
+                hook_command = (await self._hook_server_started()).command(self.plan.cli)
+                settings = launcher.hook_settings(settings, self.hooks.hook_set, hook_command)
+            adapter = launcher.adapter(settings)
+            await asyncio.to_thread(adapter.prepare, command, self.cli_version)
+            if hook_command:
+                await asyncio.to_thread(
+                    launcher.write_hooks, settings.home, self.hooks.hook_set, hook_command
+                )
+            if conversation.resume_next_start and not await asyncio.to_thread(
+                adapter.has_conversation, conversation.session_id
             ):
                 raise CliStartFailed(
-                    f"No conversation found with session ID {runner.session_id} in {adapter.settings.home} "
-                    f"({runner.cli_name} cannot resume it)",
-                    details={"session_id": runner.session_id, "cli": runner.cli_name},
+                    f"No conversation found with session ID {conversation.session_id} in {adapter.settings.home} "
+                    f"({self.plan.cli} cannot resume it)",
+                    details={"session_id": conversation.session_id, "cli": self.plan.cli},
                 )
         except ElynavError:
-            runner.status = "stopped"
+            conversation.status = RunnerStatus.STOPPED
             raise
         self._adapter = adapter
         self._prepared = True
-        runner.status = "idle"
-        runner.last_activity = time.monotonic()
+        conversation.status = RunnerStatus.IDLE
+        conversation.touch()
 
     async def _hook_server_started(self) -> HookCommandServer:
+        """The runner's hook socket (started), answering in the protocol's hook dialect."""
         if self._hook_server is None:
-            self._hook_server = HookCommandServer(self.runner.hooks.serve_command)
+            dialect = self.launcher.hook_dialect
+            assert dialect is not None
+            hooks = self.hooks
+
+            async def serve(_cli: str, hook_input: dict[str, Any]) -> dict[str, Any]:
+                return await hooks.serve(dialect, hook_input)
+
+            self._hook_server = HookCommandServer(serve)
         await self._hook_server.start()
         return self._hook_server
-
-    async def _with_codex_hooks(self, settings: PerTurnSettings) -> PerTurnSettings:
-        """The settings that make codex exec run the runner's hooks (``cli/codex_hooks.py``)."""
-        brought = workspace_codex_hooks(settings.workspace)
-        if brought:
-            raise InvalidInput(
-                f"the workspace brings codex hooks of its own ({', '.join(str(path) for path in brought)}): "
-                "running the runner's hooks needs --dangerously-bypass-hook-trust, which would run those "
-                "unreviewed too; remove them or give this runner no hooks"
-            )
-        await self._hook_server_started()
-        return dataclasses.replace(
-            settings,
-            cli_config={**settings.cli_config, **CODEX_HOOK_CONFIG},
-            extra_arguments=(*settings.extra_arguments, *CODEX_HOOK_ARGUMENTS),
-        )
-
-    def _write_codex_hooks(self, home: Path) -> None:
-        assert self._hook_server is not None
-        content = codex_hooks_file(self.runner.hooks.hook_set, self._hook_server.command("codex"))
-        (home / "hooks.json").write_text(json.dumps(content, indent=2), encoding="utf-8")
-
-    async def _with_gemini_hooks(self, settings: PerTurnSettings) -> PerTurnSettings:
-        """The settings with the runner's hooks as gemini command hooks (the hook server started)."""
-        runner = self.runner
-        await self._hook_server_started()
-        assert self._hook_server is not None
-        user_hooks = settings.cli_config.get("hooks")
-        hooks = gemini_hook_settings(
-            runner.hooks.hook_set,
-            self._hook_server.command("gemini"),
-            user_hooks if isinstance(user_hooks, dict) else None,
-        )
-        return dataclasses.replace(settings, cli_config={**settings.cli_config, "hooks": hooks})
 
     async def close_services(self) -> None:
         if self._hook_server is not None:
@@ -251,24 +174,24 @@ class PerTurnDriver(Driver):
 
     async def set_permission_mode(self, mode: str) -> None:
         """Change the permission mode from the next turn on (the config home is written again)."""
-        self.runner.permission_mode = mode
+        self.conversation.permission_mode = mode
         self._prepared = False
 
     async def set_model(self, model: str | None) -> None:
         """Change the model from the next turn on."""
-        self.runner.model = model
+        self.conversation.model = model
         self._prepared = False
 
     async def mcp_status(self) -> list[dict[str, Any]]:
         """The MCP servers written into the CLI's config (a process per turn reports no live status)."""
-        await self.runner.start()
+        await self.start()
         names = self._adapter.mcp_server_names if self._adapter is not None else ()
         return [{"name": name, "status": "configured"} for name in names]
 
     # -- one turn ------------------------------------------------------------------------------------
 
     async def run_turn(self, turn: Turn, content: str | list[dict[str, Any]]) -> None:
-        runner = self.runner
+        conversation = self.conversation
         adapter = self._adapter
         assert adapter is not None
         prompt = content if isinstance(content, str) else turn.prompt
@@ -279,7 +202,7 @@ class PerTurnDriver(Driver):
             if dropped:
                 turn.push(
                     AgentError(
-                        f"only text reaches {runner.cli_name} (a prompt argument): {len(dropped)} other content blocks left out",
+                        f"only text reaches {self.plan.cli} (a prompt argument): {len(dropped)} other content blocks left out",
                         code="CONTENT_DROPPED",
                     )
                 )
@@ -287,23 +210,23 @@ class PerTurnDriver(Driver):
         command = await asyncio.to_thread(  # codex writes the turn's schema file
             adapter.turn_command,
             prompt,
-            conversation_id=runner.session_id,
+            conversation_id=conversation.session_id,
             resuming=resuming,
             output_schema=turn.output_schema,
         )
         decoder = adapter.new_decoder()
         process = self._turn_process(turn, command, decoder)
         self.process = process
-        runner.command_line = (
+        conversation.command_line = (
             [*command.argv[:-1], "<prompt>"] if not command.stdin_data else list(command.argv)
         )
-        runner.status = "busy"
+        conversation.status = RunnerStatus.BUSY
         try:
             await process.spawn()
         except ElynavError as error:
             self.finish_turn(turn, "failed", error=str(error), error_code=error.code)
             return
-        self._turn_finalizer = register_process(runner, process)
+        self._turn_finalizer = register_process(self, process)
         if wire_logger.isEnabledFor(logging.DEBUG):
             self._log_line(process, ">", shlex.join(command.argv).encode("utf-8"))
             if command.stdin_data:
@@ -311,7 +234,7 @@ class PerTurnDriver(Driver):
         if command.stdin_data:
             await process.write_and_close(command.stdin_data)
         turn.mark_written(self.total_cost_usd)
-        runner.last_activity = time.monotonic()
+        conversation.touch()
         await self._watch_turn(turn, process)
 
     async def _resuming(self, turn: Turn, adapter: PerTurnAdapter) -> bool:
@@ -320,21 +243,21 @@ class PerTurnDriver(Driver):
         Resumed: a conversation the CLI saved, once it holds something to resume (a failed first
         gemini turn leaves a session file gemini refuses both to resume and to create again).
         """
-        runner = self.runner
-        saved = bool(runner.session_id) and await asyncio.to_thread(
-            adapter.has_conversation, runner.session_id
+        conversation = self.conversation
+        saved = bool(conversation.session_id) and await asyncio.to_thread(
+            adapter.has_conversation, conversation.session_id
         )
         if saved and self._conversation_has_content:
             return True
-        if runner.session_id and self._conversation_has_content:
+        if conversation.session_id and self._conversation_has_content:
             turn.push(
                 AgentError(
-                    f"{runner.cli_name} had not saved conversation {runner.session_id}: this turn starts a new one",
+                    f"{self.plan.cli} had not saved conversation {conversation.session_id}: this turn starts a new one",
                     code="CONVERSATION_LOST",
                 )
             )
-        if not runner.session_id or saved or self._conversation_has_content:
-            runner.session_id = adapter.new_conversation_id()
+        if not conversation.session_id or saved or self._conversation_has_content:
+            conversation.session_id = adapter.new_conversation_id()
         self._conversation_has_content = False
         return False
 
@@ -357,8 +280,8 @@ class PerTurnDriver(Driver):
             on_line=on_line,
             on_oversized=lambda size: self._push(turn, state, self.oversized_line_error(size)),
             on_exit=on_exit,
-            max_line_bytes=self.runner.max_line_bytes,
-            stderr_tail_bytes=self.runner.stderr_tail_bytes,
+            max_line_bytes=self.options.process.max_line_bytes,
+            stderr_tail_bytes=self.options.process.stderr_tail_bytes,
             stdin_devnull=command.stdin_devnull,
         )
         self._turn_states[turn] = state
@@ -366,10 +289,10 @@ class PerTurnDriver(Driver):
 
     async def _watch_turn(self, turn: Turn, process: CliProcess) -> None:
         """The watchdog: turn, idle and retry bounds, descendants recorded while tools run."""
-        runner = self.runner
+        bounds = self.options.bounds
         state = self._turn_states[turn]
         started = time.monotonic()
-        turn_deadline = started + runner.turn_timeout
+        turn_deadline = started + bounds.turn
         next_descendant_scan = started
         try:
             while not turn.done:
@@ -381,10 +304,10 @@ class PerTurnDriver(Driver):
                 if reached:
                     turn.request_abort("timeout", reached)
                     continue
-                if state.retrying_since is not None and now - state.retrying_since >= runner.retry_timeout:
+                if state.retrying_since is not None and now - state.retrying_since >= bounds.retry:
                     turn.request_abort(
                         "timeout",
-                        f"{runner.cli_name} kept retrying the model API for {runner.retry_timeout:g} s "
+                        f"{self.plan.cli} kept retrying the model API for {bounds.retry:g} s "
                         f"(last: {state.last_retry_message[:200]})",
                     )
                     continue
@@ -401,11 +324,11 @@ class PerTurnDriver(Driver):
 
     def _log_line(self, process: CliProcess, direction: str, data: bytes) -> None:
         """One line in (``<``) or out (``>``) at DEBUG, redacted (callers check the level first)."""
-        agent = self.runner.agent_name or "default"
+        agent = self.plan.agent_name or "default"
         wire_logger.debug("%s %s %s %s", agent, process.label, direction, process.redactor.line(data))
 
     def _on_line(self, turn: Turn, decoder: PerTurnDecoder, state: _TurnState, line: bytes) -> None:
-        self.runner.last_activity = time.monotonic()
+        self.conversation.last_activity = time.monotonic()
         for event in decoder.decode_line(line):
             self._push(turn, state, event)
 
@@ -418,13 +341,13 @@ class PerTurnDriver(Driver):
             state.last_progress = time.monotonic()
             state.retrying_since = None
         if isinstance(event, AgentStarted):
-            self.runner.last_started = event
+            self.conversation.last_started = event
             if event.session_id:
-                self.runner.session_id = event.session_id
+                self.conversation.session_id = event.session_id
         elif isinstance(event, TextDelta | ThinkingDelta | ToolUse):
             self._conversation_has_content = True  # something the CLI saves and can resume
         if turn.done:
-            self.keep_stray(event)
+            self.conversation.keep_stray(event)
             return
         turn.push(event)
         if isinstance(event, TurnEnded):
@@ -435,7 +358,7 @@ class PerTurnDriver(Driver):
         self.finish_turn(turn, outcome, ended=ended, error=error, error_code=error_code)
         process = self.process
         if process is not None and turn.abort_outcome is None:
-            self._reap_in_background(process, grace=self.runner.interrupt_timeout)
+            self._reap_in_background(process, grace=self.options.bounds.interrupt)
 
     def before_finish(self, turn: Turn, outcome: Outcome) -> None:
         if outcome in ("cancelled", "timeout", "failed") and self._turn_started(turn):
@@ -448,18 +371,18 @@ class PerTurnDriver(Driver):
 
     def _on_exit(self, turn: Turn, decoder: PerTurnDecoder, process: CliProcess, returncode: int) -> None:
         assert self._adapter is not None
-        runner = self.runner
+        conversation = self.conversation
         conversation_id = self._adapter.after_turn(decoder)
         if conversation_id:
-            runner.session_id = conversation_id
-        runner.resume_next_start = False  # a new runner resumes; this one decides per turn
+            conversation.session_id = conversation_id
+        conversation.resume_next_start = False  # a new runner resumes; this one decides per turn
         lost = self._adapter.lost_conversation(process.stderr.text(max_chars=4000))
         if lost:  # the next turn starts a new conversation instead of failing the same way
-            runner.session_id = self._adapter.new_conversation_id()
+            conversation.session_id = self._adapter.new_conversation_id()
             self._conversation_has_content = False
         if not turn.done and not turn.aborting:
             verdict = decoder.verdict(returncode)
-            error_code = "CLI_EXITED" if verdict.outcome == "failed" else ""
+            error_code = CliExited.code if verdict.outcome == "failed" else ""
             reason = verdict.reason + ("; the next turn starts a new conversation" if lost else "")
             self.finish_turn(turn, verdict.outcome, error=reason, error_code=error_code)
         self._reap_in_background(process, grace=0.0)
@@ -467,7 +390,7 @@ class PerTurnDriver(Driver):
     # -- stopping a turn --------------------------------------------------------------------------------
 
     async def interrupt_or_stop(self, turn: Turn, outcome: Outcome, reason: str) -> None:
-        runner = self.runner
+        bounds = self.options.bounds
         process = self.process
         if turn.done:
             return
@@ -476,15 +399,15 @@ class PerTurnDriver(Driver):
             return
         await process.record_descendants_in_thread()
         process.signal_group(signal.SIGINT)  # codex ends its command on SIGINT (not on SIGTERM)
-        if await _wait_event(process.exited, min(runner.settle_timeout, runner.interrupt_timeout)):
+        if await _wait_event(process.exited, min(bounds.settle, bounds.interrupt)):
             self.finish_turn(turn, outcome, error=reason)
         else:
             self.finish_turn(
                 turn,
                 outcome,
-                error=f"{reason}; {runner.cli_name} did not stop within {runner.settle_timeout:g} s and is being stopped",
+                error=f"{reason}; {self.plan.cli} did not stop within {bounds.settle:g} s and is being stopped",
             )
-            runner.status = "stopping"
+            self.conversation.status = RunnerStatus.STOPPING
         self._reap_in_background(process, grace=0.0)  # tool processes and a CLI still alive: bounded
 
     def _reap_in_background(self, process: CliProcess, *, grace: float) -> None:
@@ -498,7 +421,7 @@ class PerTurnDriver(Driver):
         try:
             if grace > 0:
                 await _wait_event(process.exited, grace)
-            bounds = self.runner.stop_bounds
+            bounds = self.options.process.stop_bounds
             short = StopBounds(
                 close_stdin=0.0,
                 sigint=min(bounds.sigint, 1.0),
@@ -512,8 +435,8 @@ class PerTurnDriver(Driver):
             if finalizer is not None and self.process is process:
                 finalizer.detach()
                 self._turn_finalizer = None
-            if self.runner.status in ("stopping", "busy"):
-                self.runner.status = "idle"
+            if self.conversation.status in (RunnerStatus.STOPPING, RunnerStatus.BUSY):
+                self.conversation.status = RunnerStatus.IDLE
 
 
 class _TurnState:

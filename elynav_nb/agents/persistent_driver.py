@@ -1,19 +1,22 @@
 """``PersistentDriver``: one CLI process for the whole conversation, spoken to through a wire.
 
-Where it sits: the driver of ``AgentRunner`` for claude (stream-json) and codex (app-server). It owns
-the ``CliProcess`` (I/O), feeds its stdout lines to the wire's decoder, routes control answers to
-their futures, surfaces permission prompts, and hands conversation events to the turn in flight. The
+Where it sits: the driver of ``AgentRunner`` for every protocol with one process per conversation
+(claude stream-json, codex app-server, ACP agents: the plan's ``persistent`` driver). It owns the
+``CliProcess`` (I/O), feeds its stdout lines to the wire's decoder, routes control answers to their
+futures, surfaces permission prompts, and hands conversation events to the turn in flight. The
 protocol itself (what to write, how to read it) is the wire's (``agents/cli/*_wire.py``); the launch
-step (locate, files, command) is the launcher's (``launchers.py``).
+step (locate, files, command) is the protocol's launcher (``launchers.PersistentLauncher``, built by
+the registry). Neither knows which CLI it is.
 
 How data flows::
 
-    prepare: launcher.launch -> spawn -> wire.open(self) (the handshake, bounded by start_timeout)
+    prepare: launcher.locate -> launcher.launch(request) -> spawn -> wire.open(self) (bounded by start_timeout)
     turn: wire.send_prompt -> stdout lines -> wire.decode_line -> events -> turn.push
       -> TurnEnded -> finish_turn -> TurnResult; the process stays for the next turn
-    claude, a turn whose output schema is not the process's (``--json-schema`` is a flag of the
-      process): before_start stops it, and the turn starts a new one on the same session (``--resume``,
-      or ``--session-id`` while the session has no turn yet); codex takes a schema per turn
+    a turn whose output schema is not the process's, where the schema is a flag of the process
+      (``schema_per_process``: claude's ``--json-schema``): before_start stops it, and the turn starts a
+      new one on the same session (``--resume``, or ``--session-id`` while the session has no turn
+      yet); codex and ACP take a schema per turn
 
 Bounds: ``turn.cancel()`` (and a turn, inactivity or protocol timeout) asks the wire to interrupt and
 waits ``settle_timeout`` for the end of the turn: a CLI that honours it keeps the conversation. One
@@ -37,11 +40,13 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from elynav_nb._logging import WIRE_LOGGER_NAME
 from elynav_nb.agents.cli.wire import PersistentWire, TurnSink
 from elynav_nb.agents.cli_adapter import PerTurnAdapter
+from elynav_nb.agents.context import RunnerContext
+from elynav_nb.agents.conversation import RunnerStatus
 from elynav_nb.agents.driver import DESCENDANT_SCAN_INTERVAL, WATCHDOG_TICK, Driver, ignore_outcome
 from elynav_nb.agents.events import (
     AgentEvent,
@@ -49,21 +54,19 @@ from elynav_nb.agents.events import (
     ControlCancel,
     ControlRequest,
     ControlResponse,
+    PermissionAnswer,
     PermissionRequest,
     PermissionWithdrawn,
     TextDelta,
     TurnEnded,
 )
-from elynav_nb.agents.launchers import PersistentLauncher
+from elynav_nb.agents.launchers import Launch, LaunchRequest, PersistentLauncher
 from elynav_nb.agents.output_schema import OutputSchema
 from elynav_nb.agents.process import CliProcess
 from elynav_nb.agents.reaper import register_process
 from elynav_nb.agents.results import Outcome
 from elynav_nb.agents.turn import Turn
 from elynav_nb.errors import AgentBusy, AgentTimeout, CliExited, ElynavError
-
-if TYPE_CHECKING:
-    from elynav_nb.agents.runner import AgentRunner
 
 __all__ = ["PersistentDriver"]
 
@@ -74,20 +77,20 @@ logger = logging.getLogger(__name__)
 class PersistentDriver(Driver):
     """A conversation in one persistent process (see the module docstring)."""
 
-    def __init__(self, runner: AgentRunner, launcher: PersistentLauncher) -> None:
-        super().__init__(runner)
-        self.launcher = launcher
+    def __init__(self, context: RunnerContext, launcher: PersistentLauncher) -> None:
+        super().__init__(context, launcher)
+        self.launcher: PersistentLauncher = launcher
         self.wire: PersistentWire | None = None
         self._pending_controls: dict[str, asyncio.Future[ControlResponse]] = {}
         self._pending_permissions: dict[str, tuple[PermissionRequest, asyncio.TimerHandle]] = {}
         self._served_requests: dict[str, asyncio.Task[None]] = {}
         self._request_counter = 0
         self._late_turn_end: asyncio.Event | None = None
-        self._conversation_has_turns = runner.resume_next_start  # resume=: it holds turns already
-
-    @property
-    def limitations(self) -> tuple[str, ...]:
-        return self.launcher.limitations(self.runner)
+        self._conversation_has_turns = (
+            context.conversation.resume_next_start
+        )  # resume=: it holds turns already
+        self._process_limits = context.options.turn.limits  # the bounds the next process starts with
+        self._process_schema: OutputSchema | None = None  # the schema it starts with (schema_per_process)
 
     @property
     def adapter(self) -> PerTurnAdapter | None:
@@ -98,14 +101,16 @@ class PersistentDriver(Driver):
     async def prepare(self) -> None:
         if self.is_running:
             return
-        runner = self.runner
-        runner.status = "starting"
+        conversation = self.conversation
+        conversation.status = RunnerStatus.STARTING
         try:
-            launch = await self.launcher.launch(runner)
+            conversation.cli = await asyncio.to_thread(self.launcher.locate, self.context)
+            request = LaunchRequest(self._process_limits, self._process_schema, self.kernel_tools())
+            launch = await self.launcher.launch(self.context, request, conversation.cli)
         except ElynavError:
-            runner.status = "stopped"
+            conversation.status = RunnerStatus.STOPPED
             raise
-        runner.command_line = list(launch.argv)
+        conversation.command_line = list(launch.argv)
         self.cli_version = launch.version or self.cli_version
         self.wire = launch.wire
         self.total_cost_usd = 0.0
@@ -113,16 +118,17 @@ class PersistentDriver(Driver):
         try:
             await launch.wire.open(self)
         except ElynavError as error:
-            await process.stop(runner.stop_bounds)
-            runner.status = "stopped"
+            await process.stop(self.options.process.stop_bounds)
+            conversation.status = RunnerStatus.STOPPED
             raise launch.wire.describe_start_failure(error, process.exit_details()) from error
-        runner.resume_next_start = True  # a later restart continues this conversation
-        runner.resume_asked = False
-        runner.status = "idle"
-        runner.last_activity = time.monotonic()
+        conversation.resume_next_start = True  # a later restart continues this conversation
+        conversation.resume_asked = False
+        conversation.status = RunnerStatus.IDLE
+        conversation.touch()
 
     async def before_start(self, turn: Turn) -> None:
-        """claude: a turn whose output schema is not the running process's restarts it (``--resume``).
+        """A turn whose output schema is not the running process's restarts it (``--resume``), where the
+        schema is a flag of the process (claude).
 
         ``--json-schema`` is a flag of the process; the restart keeps the conversation (same session,
         ``resume_next_start``). A turn with the process's own schema (or none for none) costs nothing.
@@ -130,21 +136,21 @@ class PersistentDriver(Driver):
         """
         await self._restart_for_schema(turn)
         if not self.is_running:
-            self.runner.process_limits = turn.limits  # a new process carries this turn's bounds
+            self._process_limits = turn.limits  # a new process carries this turn's bounds
 
     async def _restart_for_schema(self, turn: Turn) -> None:
-        launcher = self.launcher
-        if not launcher.schema_per_process:
+        if not self.launcher.schema_per_process:
             return
         wanted = turn.output_schema
-        if self.is_running and _schema_key(wanted) != _schema_key(launcher.output_schema):
+        running = self._process_schema
+        if self.is_running and _schema_key(wanted) != _schema_key(running):
             # claude saves a session with its first message: one with no turn yet cannot be resumed
             # ("No conversation found"), so a restart before any turn starts it again with its id
-            self.runner.resume_next_start = self._conversation_has_turns
+            self.conversation.resume_next_start = self._conversation_has_turns
             logger.debug(
                 "%s: restarting the CLI for the turn's output schema (%s -> %s)",
-                self.runner.agent_name or "default",
-                launcher.output_schema.label if launcher.output_schema is not None else "none",
+                self.plan.agent_name or "default",
+                running.label if running is not None else "none",
                 wanted.label if wanted is not None else "none",
             )
             if self.start_lock is not None:
@@ -153,11 +159,11 @@ class PersistentDriver(Driver):
             else:
                 await self.stop_process()
         if not self.is_running:
-            launcher.output_schema = wanted
+            self._process_schema = wanted
 
-    async def _spawn(self, argv: Sequence[str], launch: Any) -> CliProcess:
+    async def _spawn(self, argv: Sequence[str], launch: Launch) -> CliProcess:
         """Spawn the conversation's CLI, its stdout routed to ``_handle_line``, reaped at exit."""
-        runner = self.runner
+        settings = self.options.process
         process = CliProcess(
             argv,
             cwd=launch.cwd,
@@ -165,12 +171,12 @@ class PersistentDriver(Driver):
             on_line=self._handle_line,
             on_oversized=self._handle_oversized_line,
             on_exit=self._handle_exit,
-            max_line_bytes=runner.max_line_bytes,
-            stderr_tail_bytes=runner.stderr_tail_bytes,
+            max_line_bytes=settings.max_line_bytes,
+            stderr_tail_bytes=settings.stderr_tail_bytes,
         )
         self.process = process
         await process.spawn()
-        register_process(runner, process)
+        register_process(self, process)
         return process
 
     # -- the channel a wire speaks through ------------------------------------------------------
@@ -189,7 +195,7 @@ class PersistentDriver(Driver):
 
     def _log_line(self, process: CliProcess, direction: str, data: bytes) -> None:
         """One line in (``<``) or out (``>``) at DEBUG, redacted (callers check the level first)."""
-        agent = self.runner.agent_name or "default"
+        agent = self.plan.agent_name or "default"
         wire_logger.debug("%s %s %s %s", agent, process.label, direction, process.redactor.line(data))
 
     async def start_request(
@@ -241,12 +247,11 @@ class PersistentDriver(Driver):
 
     async def _restart_for_limits(self, turn: Turn) -> bool:
         """A new process on the same conversation whose flags carry ``turn.limits`` (False: failed)."""
-        runner = self.runner
         resume = self._conversation_has_turns
-        runner.process_limits = turn.limits
+        self._process_limits = turn.limits
         try:
             await self.stop_process()
-            runner.resume_next_start = resume
+            self.conversation.resume_next_start = resume
             await self.prepare()
         except ElynavError as error:
             self.finish_turn(turn, "failed", error=str(error), error_code=error.code)
@@ -254,14 +259,14 @@ class PersistentDriver(Driver):
         return True
 
     async def run_turn(self, turn: Turn, content: str | list[dict[str, Any]]) -> None:
-        runner = self.runner
-        if self.launcher.restart_for_limits(runner, turn.limits, self.total_cost_usd):
+        conversation = self.conversation
+        if self.launcher.restart_for_limits(self._process_limits, turn.limits, self.total_cost_usd):
             if not await self._restart_for_limits(turn):
                 return
         process = self.process
         wire = self.wire
         assert process is not None and wire is not None
-        runner.status = "busy"
+        conversation.status = RunnerStatus.BUSY
         try:
             await wire.send_prompt(self, turn, content)
         except CliExited as error:
@@ -269,8 +274,8 @@ class PersistentDriver(Driver):
             return
         turn.mark_written(self.total_cost_usd)
         self._conversation_has_turns = True
-        runner.last_activity = time.monotonic()
-        turn_deadline = time.monotonic() + runner.turn_timeout
+        conversation.touch()
+        turn_deadline = time.monotonic() + self.options.bounds.turn
         next_descendant_scan = time.monotonic() + DESCENDANT_SCAN_INTERVAL  # tools trigger a scan at once
         while not turn.done:
             if turn.abort_outcome is not None:
@@ -278,7 +283,7 @@ class PersistentDriver(Driver):
                 continue
             now = time.monotonic()
             waiting_on_tools = turn.waiting_on_tools or bool(self._pending_permissions)
-            reached = self.bound_reached(now, turn_deadline, runner.last_activity, waiting_on_tools)
+            reached = self.bound_reached(now, turn_deadline, conversation.last_activity, waiting_on_tools)
             if reached:
                 turn.request_abort("timeout", reached)
                 continue
@@ -292,7 +297,7 @@ class PersistentDriver(Driver):
             await turn.wait_settled(min(WATCHDOG_TICK, max(0.0, turn_deadline - now)))
 
     async def interrupt_or_stop(self, turn: Turn, outcome: Outcome, reason: str) -> None:
-        runner = self.runner
+        bounds = self.options.bounds
         process = self.process
         if turn.done:
             return
@@ -301,7 +306,7 @@ class PersistentDriver(Driver):
             return
         interrupt = asyncio.ensure_future(self.wire.interrupt(self))
         interrupt.add_done_callback(ignore_outcome)
-        if await turn.wait_settled(min(runner.settle_timeout, runner.interrupt_timeout)):
+        if await turn.wait_settled(min(bounds.settle, bounds.interrupt)):
             # the CLI honoured the interrupt: the conversation goes on in the same process
             await process.record_descendants_in_thread()  # after the interrupt: it goes out first
             await process.end_tool_sessions()
@@ -309,18 +314,18 @@ class PersistentDriver(Driver):
         self.finish_turn(
             turn,
             outcome,
-            error=f"{reason}; the agent CLI did not end the turn within {runner.settle_timeout:g} s and is being stopped",
+            error=f"{reason}; the agent CLI did not end the turn within {bounds.settle:g} s and is being stopped",
         )
-        runner.status = "stopping"
+        self.conversation.status = RunnerStatus.STOPPING
         assert self.loop is not None
         self._late_turn_end = asyncio.Event()
         self.stopping = self.loop.create_task(self._stop_unresponsive(process, self._late_turn_end))
 
     async def _stop_unresponsive(self, process: CliProcess, late_turn_end: asyncio.Event) -> None:
         """The background stop of a CLI that did not end its turn when asked: bounded, no orphan."""
-        runner = self.runner
+        conversation = self.conversation
         try:
-            remaining = max(0.0, runner.interrupt_timeout - runner.settle_timeout)
+            remaining = max(0.0, self.options.bounds.interrupt - self.options.bounds.settle)
             try:
                 await asyncio.wait_for(late_turn_end.wait(), timeout=remaining)
             except TimeoutError:
@@ -328,17 +333,17 @@ class PersistentDriver(Driver):
             if late_turn_end.is_set() and process.is_running:  # it ended the turn after all: keep it
                 await process.record_descendants_in_thread()
                 await process.end_tool_sessions()
-                runner.status = "idle"
+                conversation.status = RunnerStatus.IDLE
                 return
-            bounds = runner.stop_bounds
+            bounds = self.options.process.stop_bounds
             short = dataclasses.replace(
                 bounds, close_stdin=0.0, sigint=min(bounds.sigint, 1.0), sigterm=min(bounds.sigterm, 1.0)
             )
             await process.stop(short)
         finally:
             self._late_turn_end = None
-            if runner.status == "stopping":
-                runner.status = "stopped"
+            if conversation.status == RunnerStatus.STOPPING:
+                conversation.status = RunnerStatus.STOPPED
 
     def before_finish(self, turn: Turn, outcome: Outcome) -> None:
         for request_id in list(self._pending_permissions):
@@ -349,7 +354,7 @@ class PersistentDriver(Driver):
     # -- stdout routing (called by the supervisor, synchronously, for each line) ------------------
 
     def _handle_line(self, line: bytes) -> None:
-        self.runner.last_activity = time.monotonic()
+        self.conversation.last_activity = time.monotonic()
         assert self.wire is not None
         if wire_logger.isEnabledFor(logging.DEBUG) and self.process is not None:
             self._log_line(self.process, "<", line)
@@ -410,15 +415,15 @@ class PersistentDriver(Driver):
             return
         if self.wire is not None:
             self.wire.observe(event)
-        runner = self.runner
+        conversation = self.conversation
         if isinstance(event, AgentStarted):
-            runner.last_started = event
+            conversation.last_started = event
             if event.session_id:
-                runner.session_id = event.session_id
+                conversation.session_id = event.session_id
         if turn is None or turn.done:
             if isinstance(event, TurnEnded) and self._late_turn_end is not None:
                 self._late_turn_end.set()  # a CLI being stopped ended its cancelled turn after all
-            self.keep_stray(event)
+            conversation.keep_stray(event)
             return
         turn.push(event)
         if isinstance(event, TurnEnded):
@@ -446,10 +451,10 @@ class PersistentDriver(Driver):
                     turn,
                     "failed",
                     error=f"the agent CLI exited with code {returncode} during the turn",
-                    error_code="CLI_EXITED",
+                    error_code=CliExited.code,
                 )
-        if self.runner.status != "closed":
-            self.runner.status = "exited"
+        if self.conversation.status != RunnerStatus.CLOSED:
+            self.conversation.status = RunnerStatus.EXITED
 
     # -- permission prompts -------------------------------------------------------------------------
 
@@ -459,16 +464,16 @@ class PersistentDriver(Driver):
 
     def _open_permission(self, request: PermissionRequest) -> None:
         assert self.loop is not None
-        runner = self.runner
         attached = dataclasses.replace(request, responder=self._answer_permission)
-        timer = self.loop.call_later(runner.permission_timeout, self._expire_permission, request.request_id)
+        timeout = self.options.bounds.permission
+        timer = self.loop.call_later(timeout, self._expire_permission, request.request_id)
         self._pending_permissions[request.request_id] = (attached, timer)
         self._route_event(attached)
-        if runner.permission_handler is not None:
+        if self.options.permissions.handler is not None:
             self.run_in_background(self._ask_permission_handler(attached))
 
     async def _ask_permission_handler(self, request: PermissionRequest) -> None:
-        handler = self.runner.permission_handler
+        handler = self.options.permissions.handler
         assert handler is not None
         decision = handler(request)
         if inspect.isawaitable(decision):
@@ -478,14 +483,7 @@ class PersistentDriver(Driver):
         elif decision is False:
             request.deny("Denied by the permission handler.")
 
-    def _answer_permission(
-        self,
-        request: PermissionRequest,
-        allowed: bool,
-        message: str,
-        updated_input: dict[str, Any] | None,
-        always: bool = False,
-    ) -> None:
+    def _answer_permission(self, request: PermissionRequest, answer: PermissionAnswer) -> None:
         loop = self.loop
         if loop is None:
             return
@@ -494,22 +492,19 @@ class PersistentDriver(Driver):
         except RuntimeError:
             running = None
         if running is not loop:
-            loop.call_soon_threadsafe(
-                self._answer_permission, request, allowed, message, updated_input, always
-            )
+            loop.call_soon_threadsafe(self._answer_permission, request, answer)
             return
         if request.request_id not in self._pending_permissions or self.wire is None:
             return  # already answered, withdrawn or expired
-        answer = self.wire.encode_permission_answer(request, allowed, message, updated_input, always=always)
-        self._write_soon(answer)
-        self._close_permission(request.request_id, "allowed" if allowed else "denied")
+        self._write_soon(self.wire.encode_permission_answer(request, answer))
+        self._close_permission(request.request_id, "allowed" if answer.allowed else "denied")
 
     def _expire_permission(self, request_id: str) -> None:
         if request_id not in self._pending_permissions or self.wire is None:
             return
         request = self._pending_permissions[request_id][0]
-        message = f"No answer within {self.runner.permission_timeout:g} s: denied."
-        self._write_soon(self.wire.encode_permission_answer(request, False, message, None))
+        message = f"No answer within {self.options.bounds.permission:g} s: denied."
+        self._write_soon(self.wire.encode_permission_answer(request, PermissionAnswer(False, message)))
         self._close_permission(request_id, "expired")
 
     def _close_permission(self, request_id: str, decision: str) -> None:
@@ -522,30 +517,29 @@ class PersistentDriver(Driver):
     # -- settings of the conversation -------------------------------------------------------------
 
     async def set_model(self, model: str | None) -> None:
-        if self.runner.capabilities.live_settings:
-            await self.runner.start()
+        if self.plan.capabilities.live_settings:
+            await self.start()
             assert self.wire is not None
             await self.wire.set_model(self, model)
         elif self.wire is not None:
             await self.wire.set_model(self, model)
-        self.runner.model = model
+        self.conversation.model = model
 
     async def set_permission_mode(self, mode: str) -> None:
-        runner = self.runner
-        if runner.capabilities.live_settings:
-            await runner.start()
+        if self.plan.capabilities.live_settings:
+            await self.start()
             assert self.wire is not None
             await self.wire.set_permission_mode(self, mode)
-            runner.permission_mode = mode
+            self.conversation.permission_mode = mode
             return
         if self.busy:
-            raise AgentBusy(f"change {runner.cli_name}'s permission mode between turns (a turn is running)")
-        runner.permission_mode = mode
+            raise AgentBusy(f"change {self.plan.cli}'s permission mode between turns (a turn is running)")
+        self.conversation.permission_mode = mode
         if self.is_running:  # the process restarts on the same conversation before the next turn
             await self.stop_process()
 
     async def mcp_status(self) -> list[dict[str, Any]]:
-        await self.runner.start()
+        await self.start()
         assert self.wire is not None
         return await self.wire.mcp_status(self)
 

@@ -4,12 +4,15 @@ Which CLI: ``AgentRunner(..., cli="claude" | "codex" | "gemini" | "acp")`` (or t
 field; claude by default), and for codex ``cli_mode="app-server"`` (the default) or ``"exec"``.
 ``cli="acp"`` runs any Agent Client Protocol agent, its command given as ``executable``
 (``["gemini", "--acp"]``, ``["npx", "@zed-industries/codex-acp"]``, ``"standin"``).
-The choice is made once, in ``plan.py``, which also reads the agent definition once.
+The choice is made once, by the protocol registry's ``plan_runner`` (``protocols/registry.py``), which
+also reads the agent definition once; nothing here branches on a CLI name.
 
-Where it sits: the facade of ``elynav_nb.agents``. It holds the settings, the history, the turn
-listeners, the blocking wrappers and the display; a driver runs the conversation
-(``persistent_driver.py``: one process, claude stream-json, codex app-server or ACP, each spoken to through
-a wire under ``agents/cli``; ``per_turn_driver.py``: a process per turn, gemini and codex exec).
+Where it sits: the facade of ``elynav_nb.agents``. It builds the settings once (``RunnerOptions``,
+frozen: ``options.py``) and the conversation (``Conversation``: ``conversation.py``), keeps the turn
+listeners, the blocking wrappers and the display; a driver runs the conversation and is its only
+writer (``persistent_driver.py``: one process, claude stream-json, codex app-server or ACP, each
+spoken to through a wire under ``agents/cli``; ``per_turn_driver.py``: a process per turn, gemini and
+codex exec). The driver gets a ``RunnerContext`` and the protocol's launcher, never the runner.
 Widgets and the office subscribe to turns; nothing here imports them.
 
 How data flows::
@@ -42,27 +45,29 @@ from __future__ import annotations
 import asyncio
 import html
 import os
-import time
-import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elynav_nb._display import rich_bundle
 from elynav_nb._sync import private_loop, run_sync
+from elynav_nb.agents.context import RunnerContext
+from elynav_nb.agents.conversation import Conversation, RunnerStatus
 from elynav_nb.agents.definitions import AgentDefinition
 from elynav_nb.agents.driver import Driver
 from elynav_nb.agents.events import AgentEvent, AgentStarted, PermissionRequest
 from elynav_nb.agents.hook_runner import HookRunner
-from elynav_nb.agents.hooks import DEFAULT_HOOK_TIMEOUT, Hooks, HookSet, normalise_hooks
-from elynav_nb.agents.launchers import AcpLauncher, ClaudeLauncher, CodexAppServerLauncher, PersistentLauncher
-from elynav_nb.agents.limits import TurnLimits, check_limits
-from elynav_nb.agents.locate import CliCommand, CliName
-from elynav_nb.agents.output_schema import OutputSchemaSpec, output_schema_of
+from elynav_nb.agents.hooks import DEFAULT_HOOK_TIMEOUT, Hooks, HookSet
+from elynav_nb.agents.launchers import PersistentLauncher
+from elynav_nb.agents.limits import TurnLimits
+from elynav_nb.agents.options import PermissionHandler, RunnerOptions, TurnOptions
+from elynav_nb.agents.output_schema import OutputSchemaSpec
 from elynav_nb.agents.per_turn_driver import PerTurnDriver
 from elynav_nb.agents.persistent_driver import PersistentDriver
-from elynav_nb.agents.plan import Capabilities, RunnerPlan, plan_runner
+from elynav_nb.agents.plan import Capabilities, RunnerPlan
 from elynav_nb.agents.process import CliProcess, StopBounds
+from elynav_nb.agents.protocols.command import CliCommand, CliName
+from elynav_nb.agents.protocols.registry import launcher_for, plan_runner
 from elynav_nb.agents.results import Outcome, TurnResult
 from elynav_nb.agents.turn import Turn
 from elynav_nb.errors import AgentBusy, InvalidInput, RunnerClosed
@@ -75,8 +80,6 @@ if TYPE_CHECKING:
     from elynav_nb.agents.tools.tool_set import KernelToolSet
 
 __all__ = ["AgentRunner", "PermissionHandler", "Turn"]
-
-PermissionHandler = Callable[[PermissionRequest], "bool | None | Awaitable[bool | None]"]
 
 _MODE_LABELS = {
     "stream-json": "stream-json",
@@ -182,103 +185,218 @@ class AgentRunner:
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
     ) -> None:
+        options = RunnerOptions.of(
+            executable=executable,
+            fallback_to_standin=fallback_to_standin,
+            model=model,
+            permission_mode=permission_mode,
+            permission_prompts=permission_prompts,
+            permission_handler=permission_handler,
+            permission_timeout=permission_timeout,
+            include_partial_messages=include_partial_messages,
+            turn_timeout=turn_timeout,
+            idle_timeout=idle_timeout,
+            tool_idle_timeout=tool_idle_timeout,
+            start_timeout=start_timeout,
+            interrupt_timeout=interrupt_timeout,
+            settle_timeout=settle_timeout,
+            stop_bounds=stop_bounds,
+            max_line_bytes=max_line_bytes,
+            stderr_tail_bytes=stderr_tail_bytes,
+            environment=environment,
+            extra_arguments=extra_arguments,
+            history_limit=history_limit,
+            keep_deltas=keep_deltas,
+            cli=cli,
+            cli_mode=cli_mode,
+            cli_config=cli_config,
+            config_home=config_home,
+            retry_timeout=retry_timeout,
+            tools=tools,
+            hooks=hooks,
+            hook_timeout=hook_timeout,
+            max_turns=max_turns,
+            max_budget_usd=max_budget_usd,
+        )
+        self._set_up(definition, workspace, options, session_id=session_id, resume=resume)
+
+    @classmethod
+    def from_options(
+        cls,
+        definition: AgentDefinition | str | None,
+        workspace: str | os.PathLike[str],
+        options: RunnerOptions,
+        *,
+        session_id: str | None = None,
+        resume: str | None = None,
+    ) -> AgentRunner:
+        """A runner with ``options`` made already (``RunnerOptions.of(...)``: the keywords of ``AgentRunner``)."""
+        runner = cls.__new__(cls)
+        runner._set_up(definition, workspace, options, session_id=session_id, resume=resume)
+        return runner
+
+    def _set_up(
+        self,
+        definition: AgentDefinition | str | None,
+        workspace: str | os.PathLike[str],
+        options: RunnerOptions,
+        *,
+        session_id: str | None,
+        resume: str | None,
+    ) -> None:
         if session_id is not None and resume is not None:
             raise InvalidInput("give either session_id (a new conversation) or resume (an old one), not both")
-        self.workspace = Path(workspace).resolve()
-        self.plan: RunnerPlan = plan_runner(definition, self.workspace, cli=cli, cli_mode=cli_mode)
+        plan = plan_runner(definition, Path(workspace).resolve(), cli=options.cli, cli_mode=options.cli_mode)
+        protocol = plan.protocol
+        process = options.process
+        if not protocol.accepts_cli_config and (process.cli_config or process.config_home is not None):
+            raise InvalidInput(
+                "cli_config and config_home are for codex and gemini (a CLI home of their own); "
+                f"give {plan.cli} flags with extra_arguments"
+            )
+        if protocol.names_its_threads and session_id is not None:
+            raise InvalidInput(
+                f"{plan.cli} names its conversations itself: give resume=<its id> to continue one, "
+                "not session_id"
+            )
+        self._check_limits(plan, options.turn.limits)
+        self.options = options
+        self.plan: RunnerPlan = plan
         self.definition: AgentDefinition | None = (
             definition if isinstance(definition, AgentDefinition) else None
         )
-        self.agent_name: str | None = self.plan.agent_name
-        self.cli_name: CliName = self.plan.cli
-        self.cli_mode = self.plan.mode
-        self.cli_config = dict(cli_config or {})
-        self.config_home = Path(config_home).resolve() if config_home is not None else None
-        self.retry_timeout = retry_timeout
-        if self.cli_name == "claude" and (self.cli_config or config_home is not None):
-            raise InvalidInput(
-                "cli_config and config_home are for codex and gemini; give claude flags with extra_arguments"
-            )
-        if self.cli_name in ("codex", "acp") and session_id is not None:
-            raise InvalidInput(
-                f"{self.cli_name} names its conversations itself: give resume=<its id> to continue one, "
-                "not session_id"
-            )
-        self.executable = executable
-        self.fallback_to_standin = fallback_to_standin
-        names_its_threads = self.cli_name in ("codex", "acp")
-        self.session_id = resume or session_id or ("" if names_its_threads else str(uuid.uuid4()))
-        self.resume_next_start = resume is not None  # the next start continues the conversation
-        self.resume_asked = (
-            resume is not None
-        )  # resume= was given: a conversation that cannot be resumed fails
-        self.model = model
-        self.permission_mode = permission_mode or (
-            self.plan.definition.permission_mode
-            if self.plan.definition_given and self.plan.definition
-            else None
+        given = plan.definition if plan.definition_given else None
+        self.conversation = Conversation.begin(
+            session_id=session_id,
+            resume=resume,
+            names_its_threads=protocol.names_its_threads,
+            model=options.model,
+            permission_mode=options.permissions.mode or (given.permission_mode if given else None),
+            history_limit=options.history_limit,
         )
-        self.permission_prompts = permission_prompts or permission_handler is not None
-        self.permission_handler = permission_handler
-        self.permission_timeout = permission_timeout
-        self.include_partial_messages = include_partial_messages
-        self.turn_timeout = turn_timeout
-        self.idle_timeout = idle_timeout
-        self.tool_idle_timeout = tool_idle_timeout
-        self.start_timeout = start_timeout
-        self.interrupt_timeout = interrupt_timeout
-        self.settle_timeout = settle_timeout
-        self.stop_bounds = stop_bounds
-        self.max_line_bytes = max_line_bytes
-        self.stderr_tail_bytes = stderr_tail_bytes
-        self.environment_overrides = dict(environment or {})
-        self.extra_arguments = tuple(extra_arguments)
-        self.keep_deltas = keep_deltas  # read by each new turn
-        self.tools: KernelToolSet | None = None
-        self.tool_endpoint: McpToolEndpoint | None = None
-        self.tool_server: LoopbackMcpServer | None = None  # codex and gemini: serving from start() to stop()
-        if tools is not None:
-            from elynav_nb.agents.kernel_tool_server import serve_tools
+        endpoint: McpToolEndpoint | None = None
+        if options.tools is not None:
+            from elynav_nb.agents.kernel_tool_server import KERNEL_SERVER_NAME
+            from elynav_nb.agents.tools.mcp_endpoint import McpToolEndpoint
 
-            self.tools, self.tool_endpoint = serve_tools(tools)
-        self.hooks = HookRunner(
-            normalise_hooks(hooks, default_timeout=hook_timeout),
-            report=self._report_hook_event,
-            session_id=lambda: self.session_id,
-        )
-        if self.tool_endpoint is not None and self.hooks and not self.capabilities.native_tool_hooks:
+            endpoint = McpToolEndpoint(options.tools, KERNEL_SERVER_NAME)
+        conversation = self.conversation
+        hooks = HookRunner(options.hooks, report=self._report, session_id=lambda: conversation.session_id)
+        if endpoint is not None and hooks and not plan.capabilities.native_tool_hooks:
             from elynav_nb.agents.kernel_tool_server import apply_hooks
 
-            apply_hooks(self.tool_endpoint, self.hooks)  # the CLI runs no hooks: the kernel server does
-        self.limits = self._checked_limits(check_limits(max_turns, max_budget_usd))
-        self.process_limits: TurnLimits = self.limits  # the bounds on the CLI's command line (claude)
-
-        self.cli: CliCommand | None = None
-        self.history: list[TurnResult] = []
-        self.history_limit = history_limit  # keep only the last N results (None: all of them)
-        self.last_started: AgentStarted | None = None
-        self.status = "new"
-        self.last_activity = time.monotonic()
-        self.command_line: list[
-            str
-        ] = []  # the CLI's argv at the last start (no secret: those go in the environment)
-        self.stray_events: list[AgentEvent] = []
+            apply_hooks(endpoint, hooks)  # the CLI runs no hooks: the kernel server does
+        self.hooks = hooks
+        self.tool_endpoint = endpoint
         self._turn_listeners: list[Callable[[Turn], None]] = []
-        self._driver: Driver = self._make_driver()
+        context = RunnerContext(options, plan, conversation, hooks, endpoint)
+        launcher = launcher_for(plan)
+        self._driver: Driver = (
+            PersistentDriver(context, launcher)
+            if isinstance(launcher, PersistentLauncher)
+            else PerTurnDriver(context, launcher)
+        )
 
-    def _make_driver(self) -> Driver:
-        if self.plan.driver == "per-turn":
-            return PerTurnDriver(self)
-        launcher: PersistentLauncher
-        if self.cli_name == "codex":
-            launcher = CodexAppServerLauncher()
-        elif self.cli_name == "acp":
-            launcher = AcpLauncher()
-        else:
-            launcher = ClaudeLauncher()
-        return PersistentDriver(self, launcher)
+    def _report(self, event: AgentEvent) -> None:
+        """A hook's diagnostic (``HookFailed``) into the turn in flight (else kept as a stray event)."""
+        self._driver.report(event)
+
+    def _check_limits(self, plan: RunnerPlan, limits: TurnLimits) -> None:
+        if limits.max_budget_usd is not None and not plan.capabilities.reports_cost:
+            raise InvalidInput(
+                f"{plan.cli} reports no cost, so max_budget_usd cannot be kept; bound its turns with max_turns"
+            )
 
     # -- what it is and what it can do ------------------------------------------------------------
+
+    @property
+    def workspace(self) -> Path:
+        return self.plan.workspace
+
+    @property
+    def agent_name(self) -> str | None:
+        return self.plan.agent_name
+
+    @property
+    def cli_name(self) -> CliName:
+        return self.plan.cli
+
+    @property
+    def cli_mode(self) -> str:
+        return self.plan.mode
+
+    @property
+    def cli(self) -> CliCommand | None:
+        """The CLI located at the last start (None before it)."""
+        return self.conversation.cli
+
+    @property
+    def session_id(self) -> str:
+        """The conversation's id ("" until a CLI that names its threads has named it)."""
+        return self.conversation.session_id
+
+    @property
+    def status(self) -> RunnerStatus:
+        """``new``, ``starting``, ``idle``, ``busy``, ``stopping``, ``stopped``, ``exited`` or ``closed``."""
+        return self.conversation.status
+
+    @property
+    def history(self) -> list[TurnResult]:
+        """The finished turns' results (the last ``history_limit`` only, when given)."""
+        return self.conversation.history
+
+    @property
+    def last_started(self) -> AgentStarted | None:
+        return self.conversation.last_started
+
+    @property
+    def command_line(self) -> list[str]:
+        """The CLI's argv at the last start (no secret: those go in its environment)."""
+        return self.conversation.command_line
+
+    @property
+    def stray_events(self) -> list[AgentEvent]:
+        """Events that came while no turn was in flight (bounded)."""
+        return self.conversation.stray_events
+
+    @property
+    def last_activity(self) -> float:
+        """``time.monotonic()`` when the CLI last wrote (or was written to)."""
+        return self.conversation.last_activity
+
+    @property
+    def model(self) -> str | None:
+        return self.conversation.model
+
+    @property
+    def permission_mode(self) -> str | None:
+        return self.conversation.permission_mode
+
+    @property
+    def tools(self) -> KernelToolSet | None:
+        return self.options.tools
+
+    @property
+    def tool_server(self) -> LoopbackMcpServer | None:
+        """The loopback MCP server of the kernel tools (codex, gemini, ACP: from ``start()`` to ``stop()``)."""
+        return self._driver.tool_server
+
+    @property
+    def environment_overrides(self) -> Mapping[str, str]:
+        """The variables given with ``environment=`` (read-only)."""
+        return self.options.process.environment
+
+    @property
+    def interrupt_timeout(self) -> float:
+        return self.options.bounds.interrupt
+
+    @property
+    def turn_timeout(self) -> float:
+        return self.options.bounds.turn
+
+    @property
+    def tool_idle_timeout(self) -> float:
+        return self.options.bounds.tool_idle
 
     @property
     def capabilities(self) -> Capabilities:
@@ -321,7 +439,7 @@ class AgentRunner:
 
     @property
     def uses_standin(self) -> bool:
-        return self.cli is not None and self.cli.is_standin
+        return self.conversation.uses_standin
 
     @property
     def pending_permissions(self) -> list[PermissionRequest]:
@@ -376,11 +494,17 @@ class AgentRunner:
         ``INVALID_INPUT`` before anything is sent for a prompt that is not valid Unicode text (a lone
         surrogate cannot be written as UTF-8).
         """
+        return self._send(
+            text,
+            TurnOptions.of(output_schema=output_schema, max_turns=max_turns, max_budget_usd=max_budget_usd),
+        )
+
+    def _send(self, text: str | list[dict[str, Any]], asked: TurnOptions) -> Turn:
         if self.busy:
             raise AgentBusy(
                 f"agent {self.agent_name or 'default'} is already in a turn; await it or cancel it first"
             )
-        if self.status == "closed":
+        if self.status == RunnerStatus.CLOSED:
             raise RunnerClosed("this runner was stopped; start() it again or make a new one")
         prompt_text = (
             text
@@ -392,24 +516,18 @@ class AgentRunner:
             )
         )
         _check_encodable(prompt_text)
-        schema = output_schema_of(output_schema)
-        limits = self.limits
-        if max_turns is not None or max_budget_usd is not None:
-            limits = self._checked_limits(
-                check_limits(
-                    max_turns if max_turns is not None else limits.max_turns,
-                    max_budget_usd if max_budget_usd is not None else limits.max_budget_usd,
-                )
-            )
+        options = asked.over(self.options.turn)
+        if options.limits != self.options.turn.limits:
+            self._check_limits(self.plan, options.limits)
         driver = self._driver
         turn = Turn(
             self,
             prompt_text,
             session_id=self.session_id,
-            keep_deltas=self.keep_deltas,
+            keep_deltas=self.options.keep_deltas,
             cost_baseline=driver.total_cost_usd,
-            output_schema=schema,
-            limits=limits,
+            output_schema=options.output_schema,
+            limits=options.limits,
             count_model_turns=not self.capabilities.cli_keeps_limits,
         )
         driver.current_turn = turn
@@ -418,30 +536,9 @@ class AgentRunner:
             listener(turn)
         return turn
 
-    def _checked_limits(self, limits: TurnLimits) -> TurnLimits:
-        if limits.max_budget_usd is not None and not self.capabilities.reports_cost:
-            raise InvalidInput(
-                f"{self.cli_name} reports no cost, so max_budget_usd cannot be kept; bound its turns with max_turns"
-            )
-        return limits
-
-    def _report_hook_event(self, event: AgentEvent) -> None:
-        """A hook's diagnostic (``HookFailed``) into the turn in flight (else kept as a stray event)."""
-        turn = self._driver.current_turn
-        if turn is not None and not turn.done:
-            turn.push(event)
-        else:
-            self._driver.keep_stray(event)
-
     def abort_turn(self, turn: Turn, outcome: Outcome, reason: str) -> Awaitable[None]:
         """End ``turn`` within its bounds (what ``turn.cancel()`` calls)."""
         return self._driver.abort_turn(turn, outcome, reason)
-
-    def record_result(self, result: TurnResult) -> None:
-        """Keep a finished turn's result (the driver calls this once per turn)."""
-        self.history.append(result)
-        if self.history_limit is not None and len(self.history) > self.history_limit:
-            del self.history[: len(self.history) - self.history_limit]
 
     def add_turn_listener(self, listener: Callable[[Turn], None]) -> None:
         """Call ``listener(turn)`` for every new turn (views subscribe here)."""
@@ -460,8 +557,9 @@ class AgentRunner:
         max_budget_usd: float | None = None,
     ) -> TurnResult:
         """``await runner.ask(text)`` = ``await runner.send(text)`` (the options as for ``send``)."""
-        return await self.send(
-            text, output_schema=output_schema, max_turns=max_turns, max_budget_usd=max_budget_usd
+        return await self._send(
+            text,
+            TurnOptions.of(output_schema=output_schema, max_turns=max_turns, max_budget_usd=max_budget_usd),
         )
 
     # -- settings of the conversation -------------------------------------------------------------
@@ -483,12 +581,10 @@ class AgentRunner:
     async def stop(self) -> None:
         """Cancel the turn in flight, stop the CLI in bounded steps, leave no process behind. Idempotent."""
         await self._driver.stop()
-        self.status = "closed"
 
     async def restart(self) -> AgentRunner:
         """Stop the process and start a new one on the same conversation (``--resume``)."""
         await self.stop()
-        self.status = "new"
         return await self.start()
 
     async def __aenter__(self) -> AgentRunner:
@@ -515,12 +611,13 @@ class AgentRunner:
         max_budget_usd: float | None = None,
     ) -> TurnResult:
         """Blocking turn: start if needed, send, wait for the result."""
-        output_schema_of(output_schema)  # a bad schema raises here, in the caller's thread
+        # bad options raise here, in the caller's thread
+        asked = TurnOptions.of(
+            output_schema=output_schema, max_turns=max_turns, max_budget_usd=max_budget_usd
+        )
 
         async def send_and_wait() -> TurnResult:
-            return await self.send(
-                text, output_schema=output_schema, max_turns=max_turns, max_budget_usd=max_budget_usd
-            )
+            return await self._send(text, asked)
 
         return run_sync(send_and_wait(), owner_loop=self._sync_loop())
 

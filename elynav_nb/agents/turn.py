@@ -2,10 +2,10 @@
 
 Where it sits: made by ``AgentRunner.send``; its events come from the runner's driver
 (``persistent_driver.py`` or ``per_turn_driver.py``), its readers are the caller, the views and the
-office. A turn asks its runner for one thing only, through a public method: ``runner.abort_turn``
-(its ``runner`` attribute is there for readers, such as a view showing the session); the driver
-writes to the turn only through the methods of the "driver side" section below. Neither reads the
-other's private state.
+office. A turn knows its runner through a narrow handle, ``TurnOwner``: it asks it for one thing
+only, ``abort_turn``, and its readers (a view showing the session) read the rest; the driver writes
+to the turn only through the methods of the "driver side" section below. Neither reads the other's
+private state, and this module imports no runner.
 
 How data flows::
 
@@ -19,12 +19,13 @@ from __future__ import annotations
 import asyncio
 import html
 import time
-from collections.abc import AsyncIterator, Generator
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import AsyncIterator, Awaitable, Generator
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from elynav_nb._display import rich_bundle
 from elynav_nb.agents.events import AgentEvent, AgentStarted, TextDelta, ToolResult, ToolUse
 from elynav_nb.agents.limits import MAX_TURNS_REACHED, ModelTurnCounter, TurnLimits
+from elynav_nb.agents.protocols.command import CliCommand
 from elynav_nb.agents.results import Outcome, TurnResult, events_frame, main_text
 from elynav_nb.agents.transcript import TurnTranscript
 
@@ -32,9 +33,23 @@ if TYPE_CHECKING:
     import pandas
 
     from elynav_nb.agents.output_schema import OutputSchema
-    from elynav_nb.agents.runner import AgentRunner
 
-__all__ = ["Turn"]
+__all__ = ["Turn", "TurnOwner"]
+
+
+class TurnOwner(Protocol):
+    """What a turn knows of its runner (``AgentRunner`` is one): how to stop it, and what a view shows."""
+
+    @property
+    def agent_name(self) -> str | None: ...
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def cli(self) -> CliCommand | None: ...
+
+    def abort_turn(self, turn: Turn, outcome: Outcome, reason: str) -> Awaitable[None]: ...
 
 
 class Turn:
@@ -47,7 +62,7 @@ class Turn:
 
     def __init__(
         self,
-        runner: AgentRunner,
+        runner: TurnOwner,
         prompt: str,
         *,
         session_id: str = "",

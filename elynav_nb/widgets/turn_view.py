@@ -50,6 +50,7 @@ from elynav_nb.agents.events import (
 )
 from elynav_nb.agents.results import TurnResult
 from elynav_nb.agents.runner import AgentRunner, Turn
+from elynav_nb.agents.turn import TurnOwner
 from elynav_nb.errors import ElynavError
 from elynav_nb.widgets.throttle import ThrottledText
 
@@ -105,7 +106,7 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def _cli_label(runner: AgentRunner) -> str:
+def _cli_label(runner: TurnOwner) -> str:
     return runner.cli.label if runner.cli is not None else "not started"
 
 

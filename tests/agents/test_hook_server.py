@@ -10,7 +10,12 @@ import sys
 
 import pytest
 
-from elynav_nb.agents.cli.gemini_hooks import gemini_hook_output, gemini_hook_settings, hook_call_from_gemini
+from elynav_nb.agents.cli.gemini_hooks import (
+    GEMINI_HOOKS,
+    gemini_hook_output,
+    gemini_hook_settings,
+    hook_call_from_gemini,
+)
 from elynav_nb.agents.hook_runner import HookRunner
 from elynav_nb.agents.hook_server import HookCommandServer
 from elynav_nb.agents.hooks import deny, normalise_hooks, rewrite
@@ -35,6 +40,15 @@ async def _run_command(command: list[str], stdin: dict) -> dict:
     return json.loads(out)
 
 
+def serving(runner: HookRunner):
+    """What the per-turn driver gives the hook server for a gemini runner: its hooks in gemini's dialect."""
+
+    async def serve(cli: str, hook_input: dict) -> dict:
+        return await runner.serve(GEMINI_HOOKS, hook_input)
+
+    return serve
+
+
 async def test_a_hook_command_gets_the_runners_decision():
     def policy(call):
         if "rm " in call.tool_input["command"]:
@@ -42,7 +56,7 @@ async def test_a_hook_command_gets_the_runners_decision():
         return rewrite({**call.tool_input, "command": call.tool_input["command"] + " --dry-run"})
 
     runner = HookRunner(normalise_hooks({"PreToolUse": policy}))
-    server = HookCommandServer(runner.serve_command)
+    server = HookCommandServer(serving(runner))
     await server.start()
     try:
         folder = server.folder
@@ -65,7 +79,7 @@ async def test_a_hook_command_gets_the_runners_decision():
 async def test_another_process_without_the_token_is_refused():
     called = []
     runner = HookRunner(normalise_hooks({"PreToolUse": lambda call: called.append(call)}))
-    server = HookCommandServer(runner.serve_command)
+    server = HookCommandServer(serving(runner))
     await server.start()
     try:
         assert server.folder is not None
@@ -88,7 +102,7 @@ async def test_another_process_without_the_token_is_refused():
 
 
 async def test_the_hook_command_fails_closed_when_the_runner_is_gone(tmp_path):
-    server = HookCommandServer(HookRunner(normalise_hooks({})).serve_command)
+    server = HookCommandServer(serving(HookRunner(normalise_hooks({}))))
     await server.start()
     command = server.command("gemini")
     await server.stop()

@@ -38,7 +38,7 @@ def test_cli_homes_are_private_from_the_root_down(tmp_path, monkeypatch, adapter
     runner = AgentRunner(
         DEFINITION, tmp_path / "workspace", cli=cli, cli_mode="exec" if cli == "codex" else None
     )
-    settings = adapter_settings(runner, DEFINITION)
+    settings = adapter_settings(runner._driver.context, DEFINITION)
     adapter_class(settings).prepare(CliCommand(argv=(cli,), is_standin=False, name=cli), "0.0")
     folders = [root, *(parent for parent in settings.home.parents if root in parent.parents), settings.home]
     assert settings.home.is_dir() and len(folders) >= 3
@@ -52,7 +52,7 @@ def test_a_home_given_by_the_caller_is_private_too(tmp_path, monkeypatch):
     monkeypatch.setenv("ELYNAV_CLI_HOMES", str(tmp_path / "elsewhere"))
     home = tmp_path / "my-codex-home"
     runner = AgentRunner(DEFINITION, tmp_path / "workspace", cli="codex", config_home=home)
-    CodexAdapter(adapter_settings(runner, DEFINITION)).prepare(
+    CodexAdapter(adapter_settings(runner._driver.context, DEFINITION)).prepare(
         CliCommand(argv=("codex",), is_standin=False, name="codex"), "0.0"
     )
     assert stat.S_IMODE(Path(home).stat().st_mode) == 0o700

@@ -49,6 +49,7 @@ from elynav_nb.agents.events import (
     ControlFrame,
     ControlRequest,
     ControlResponse,
+    PermissionAnswer,
     PermissionRequest,
 )
 from elynav_nb.agents.output_schema import prompt_with_schema
@@ -195,16 +196,8 @@ class AcpWire:
                 self._refusal_codes[request_id] = INVALID_PARAMS
             raise
 
-    def encode_permission_answer(
-        self,
-        request: PermissionRequest,
-        allowed: bool,
-        message: str,
-        updated_input: dict[str, Any] | None,
-        *,
-        always: bool = False,
-    ) -> bytes:
-        return self.codec.permission_answer(request.request_id, allowed, always=always)
+    def encode_permission_answer(self, request: PermissionRequest, answer: PermissionAnswer) -> bytes:
+        return self.codec.permission_answer(request.request_id, answer.allowed, always=answer.always)
 
     # -- the conversation --------------------------------------------------------------------------
 

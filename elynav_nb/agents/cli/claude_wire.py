@@ -29,7 +29,13 @@ from elynav_nb.agents.cli.claude_codec import (
     encode_user_message,
 )
 from elynav_nb.agents.cli.wire import TurnSink, WireChannel, start_failure
-from elynav_nb.agents.events import AgentEvent, ControlFrame, ControlRequest, PermissionRequest
+from elynav_nb.agents.events import (
+    AgentEvent,
+    ControlFrame,
+    ControlRequest,
+    PermissionAnswer,
+    PermissionRequest,
+)
 from elynav_nb.errors import AgentNotFound, BypassRefusedAsRoot, ElynavError
 
 __all__ = ["ClaudeStreamWire", "RequestServer"]
@@ -82,19 +88,11 @@ class ClaudeStreamWire:
         server = self.request_servers.get(request.subtype)
         return None if server is None else server(request.request)
 
-    def encode_permission_answer(
-        self,
-        request: PermissionRequest,
-        allowed: bool,
-        message: str,
-        updated_input: dict[str, Any] | None,
-        *,
-        always: bool = False,
-    ) -> bytes:
-        if allowed:
-            response = {"behavior": "allow", "updatedInput": updated_input or dict(request.input)}
+    def encode_permission_answer(self, request: PermissionRequest, answer: PermissionAnswer) -> bytes:
+        if answer.allowed:
+            response = {"behavior": "allow", "updatedInput": answer.updated_input or dict(request.input)}
             return encode_control_success(request.request_id, response)
-        return encode_control_success(request.request_id, {"behavior": "deny", "message": message})
+        return encode_control_success(request.request_id, {"behavior": "deny", "message": answer.message})
 
     # -- the conversation --------------------------------------------------------------------------
 

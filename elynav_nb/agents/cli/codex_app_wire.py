@@ -38,6 +38,7 @@ from elynav_nb.agents.events import (
     ControlFrame,
     ControlRequest,
     ControlResponse,
+    PermissionAnswer,
     PermissionRequest,
     RawEvent,
 )
@@ -100,16 +101,8 @@ class CodexAppServerWire:
     def serve_request(self, request: ControlRequest) -> None:
         return None  # codex's server requests we answer are its approvals (PermissionRequest)
 
-    def encode_permission_answer(
-        self,
-        request: PermissionRequest,
-        allowed: bool,
-        message: str,
-        updated_input: dict[str, Any] | None,
-        *,
-        always: bool = False,
-    ) -> bytes:
-        return self.codec.permission_answer(request.request_id, allowed, always=always)
+    def encode_permission_answer(self, request: PermissionRequest, answer: PermissionAnswer) -> bytes:
+        return self.codec.permission_answer(request.request_id, answer.allowed, always=answer.always)
 
     # -- the conversation --------------------------------------------------------------------------
 

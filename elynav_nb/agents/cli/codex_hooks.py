@@ -21,7 +21,7 @@ output text); its stdout:
 ``bypass_hook_trust`` config key is ignored there): its runner says so in ``limitations``.
 
 Where it sits: like ``gemini_hooks``: the per-turn driver writes ``codex_hooks_file`` into the
-runner's ``CODEX_HOME``; each hook command (``hook_command.py``) reaches ``HookRunner.serve_command``.
+runner's ``CODEX_HOME``; each hook command (``hook_command.py``) reaches ``HookRunner.serve`` (``CODEX_HOOKS``).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from elynav_nb.agents.hooks import (
     HOOK_EVENTS,
     HookCall,
     HookDecision,
+    HookDialect,
     HookEvent,
     HookSet,
     claude_hook_output,
@@ -43,6 +44,7 @@ from elynav_nb.agents.hooks import (
 from elynav_nb.errors import InvalidInput
 
 __all__ = [
+    "CODEX_HOOKS",
     "CODEX_HOOK_ARGUMENTS",
     "CODEX_HOOK_CONFIG",
     "codex_hook_output",
@@ -118,3 +120,7 @@ def codex_hook_output(event: HookEvent, decision: HookDecision | None) -> dict[s
             }
         }
     return claude_hook_output(event, decision)
+
+
+CODEX_HOOKS = HookDialect(hook_call_from_codex, codex_hook_output)
+"""codex's dialect: its hook command's stdin in, the hook output it reads on stdout out."""

@@ -15,7 +15,7 @@ hook_event_name, timestamp, tool_name, tool_input}`` (``AfterTool`` adds ``tool_
 
 Where it sits: the per-turn driver writes ``gemini_hook_settings`` into the runner's gemini home;
 each hook command (``hook_command.py``) hands its stdin to the runner's ``HookCommandServer``,
-which asks ``HookRunner.serve_gemini`` (``hook_call_from_gemini`` -> run -> ``gemini_hook_output``).
+which asks ``HookRunner.serve`` (``hook_call_from_gemini`` -> run -> ``gemini_hook_output``).
 """
 
 from __future__ import annotations
@@ -24,10 +24,23 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from elynav_nb.agents.hooks import CLAUDE_TIMEOUT_MARGIN, HookCall, HookDecision, HookEvent, HookSet
+from elynav_nb.agents.hooks import (
+    CLAUDE_TIMEOUT_MARGIN,
+    HookCall,
+    HookDecision,
+    HookDialect,
+    HookEvent,
+    HookSet,
+)
 from elynav_nb.errors import InvalidInput
 
-__all__ = ["GEMINI_HOOK_EVENTS", "gemini_hook_output", "gemini_hook_settings", "hook_call_from_gemini"]
+__all__ = [
+    "GEMINI_HOOKS",
+    "GEMINI_HOOK_EVENTS",
+    "gemini_hook_output",
+    "gemini_hook_settings",
+    "hook_call_from_gemini",
+]
 
 GEMINI_HOOK_EVENTS: dict[HookEvent, str] = {"PreToolUse": "BeforeTool", "PostToolUse": "AfterTool"}
 _OUR_EVENTS = {gemini: ours for ours, gemini in GEMINI_HOOK_EVENTS.items()}
@@ -82,3 +95,7 @@ def gemini_hook_output(event: HookEvent, decision: HookDecision | None) -> dict[
             "tool_input": dict(decision.updated_input or {}),
         }
     }
+
+
+GEMINI_HOOKS = HookDialect(hook_call_from_gemini, gemini_hook_output)
+"""gemini's dialect: its hook command's stdin in, the hook output it reads on stdout out."""

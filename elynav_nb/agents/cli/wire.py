@@ -28,6 +28,7 @@ from elynav_nb.agents.events import (
     ControlFrame,
     ControlRequest,
     ControlResponse,
+    PermissionAnswer,
     PermissionRequest,
 )
 from elynav_nb.agents.output_schema import OutputSchema
@@ -94,15 +95,7 @@ class PersistentWire(Protocol):
         """
         ...
 
-    def encode_permission_answer(
-        self,
-        request: PermissionRequest,
-        allowed: bool,
-        message: str,
-        updated_input: dict[str, Any] | None,
-        *,
-        always: bool = False,
-    ) -> bytes: ...
+    def encode_permission_answer(self, request: PermissionRequest, answer: PermissionAnswer) -> bytes: ...
 
     async def open(self, channel: WireChannel) -> None:
         """The handshake after the spawn (raises a typed error the driver turns into a start failure)."""
