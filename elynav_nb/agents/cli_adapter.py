@@ -239,7 +239,6 @@ class PerTurnAdapter(ABC):
     def _prepare(self, mcp_servers: Sequence[McpServer]) -> None:
         """Plan with ``mcp_servers``, write the files, link the login."""
 
-    @abstractmethod
     def turn_command(
         self,
         prompt: str,
@@ -248,7 +247,20 @@ class PerTurnAdapter(ABC):
         resuming: bool,
         output_schema: OutputSchema | None = None,
     ) -> TurnCommand:
-        """The command of one turn (``output_schema``: the answer's schema, as this CLI takes it)."""
+        """The command of one turn (``output_schema``: the answer's schema, as this CLI takes it); ``prepare`` first."""
+        assert self.prepared, "prepare() first"
+        return self._turn_command(prompt, conversation_id, resuming, output_schema)
+
+    @property
+    @abstractmethod
+    def prepared(self) -> bool:
+        """Whether ``prepare`` planned the CLI's home (a turn needs it)."""
+
+    @abstractmethod
+    def _turn_command(
+        self, prompt: str, conversation_id: str, resuming: bool, output_schema: OutputSchema | None
+    ) -> TurnCommand:
+        """The command of one turn, from the plan ``prepare`` made (see ``turn_command``)."""
 
     @abstractmethod
     def new_decoder(self) -> PerTurnDecoder:

@@ -85,15 +85,14 @@ class CodexAdapter(PerTurnAdapter):
             link_login_file(user_codex_home / "auth.json", settings.home / "auth.json")
         self.mcp_server_names = self.plan.mcp_server_names
 
-    def turn_command(
-        self,
-        prompt: str,
-        *,
-        conversation_id: str,
-        resuming: bool,
-        output_schema: OutputSchema | None = None,
+    @property
+    def prepared(self) -> bool:
+        return self.plan is not None
+
+    def _turn_command(
+        self, prompt: str, conversation_id: str, resuming: bool, output_schema: OutputSchema | None
     ) -> TurnCommand:
-        assert self.plan is not None, "prepare() first"
+        assert self.plan is not None
         return build_codex_turn(
             self.command.argv,
             self.plan,

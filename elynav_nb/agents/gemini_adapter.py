@@ -103,15 +103,14 @@ class GeminiAdapter(PerTurnAdapter):
         selected = auth.get("selectedType") if isinstance(auth, dict) else None
         return selected if isinstance(selected, str) else ""
 
-    def turn_command(
-        self,
-        prompt: str,
-        *,
-        conversation_id: str,
-        resuming: bool,
-        output_schema: OutputSchema | None = None,
+    @property
+    def prepared(self) -> bool:
+        return self.plan is not None
+
+    def _turn_command(
+        self, prompt: str, conversation_id: str, resuming: bool, output_schema: OutputSchema | None
     ) -> TurnCommand:
-        assert self.plan is not None, "prepare() first"
+        assert self.plan is not None
         return build_gemini_turn(
             self.command.argv,
             self.plan,

@@ -22,7 +22,7 @@ from typing import Literal
 
 from elynav_nb.agents.definitions import AgentDefinition
 from elynav_nb.agents.protocols.command import CliName
-from elynav_nb.errors import AgentNotFound
+from elynav_nb.errors import AgentNotFound, InvalidInput
 
 __all__ = [
     "Capabilities",
@@ -113,6 +113,26 @@ class RunnerPlan:
     @property
     def driver(self) -> DriverKind:
         return "persistent" if self.capabilities.persistent_process else "per-turn"
+
+    def check_accepts(
+        self, *, cli_config: bool = False, session_id: bool = False, budget: bool = False
+    ) -> None:
+        """``INVALID_INPUT`` for what this protocol cannot take: a CLI config or home of ours, a conversation
+        id of ours (a CLI that names its threads), a budget (a CLI that reports no cost)."""
+        protocol = self.protocol
+        if cli_config and not protocol.accepts_cli_config:
+            raise InvalidInput(
+                "cli_config and config_home are for codex and gemini (a CLI home of their own); "
+                f"give {self.cli} flags with extra_arguments"
+            )
+        if session_id and protocol.names_its_threads:
+            raise InvalidInput(
+                f"{self.cli} names its conversations itself: give resume=<its id> to continue one, not session_id"
+            )
+        if budget and not protocol.capabilities.reports_cost:
+            raise InvalidInput(
+                f"{self.cli} reports no cost, so max_budget_usd cannot be kept; bound its turns with max_turns"
+            )
 
     def require_definition(self) -> AgentDefinition | None:
         """The definition, or ``AGENT_NOT_FOUND`` when a name found none (None: no agent named)."""

@@ -59,7 +59,6 @@ from elynav_nb.agents.events import AgentEvent, AgentStarted, PermissionRequest
 from elynav_nb.agents.hook_runner import HookRunner
 from elynav_nb.agents.hooks import DEFAULT_HOOK_TIMEOUT, Hooks, HookSet
 from elynav_nb.agents.launchers import PersistentLauncher
-from elynav_nb.agents.limits import TurnLimits
 from elynav_nb.agents.options import PermissionHandler, RunnerOptions, TurnOptions
 from elynav_nb.agents.output_schema import OutputSchemaSpec
 from elynav_nb.agents.per_turn_driver import PerTurnDriver
@@ -68,8 +67,8 @@ from elynav_nb.agents.plan import Capabilities, RunnerPlan
 from elynav_nb.agents.process import CliProcess, StopBounds
 from elynav_nb.agents.protocols.command import CliCommand, CliName
 from elynav_nb.agents.protocols.registry import launcher_for, plan_runner
-from elynav_nb.agents.results import Outcome, TurnResult
-from elynav_nb.agents.turn import Turn
+from elynav_nb.agents.results import Outcome, TurnResult, history_frame
+from elynav_nb.agents.turn import Turn, prompt_text_of
 from elynav_nb.errors import AgentBusy, InvalidInput, RunnerClosed
 
 if TYPE_CHECKING:
@@ -80,13 +79,6 @@ if TYPE_CHECKING:
     from elynav_nb.agents.tools.tool_set import KernelToolSet
 
 __all__ = ["AgentRunner", "PermissionHandler", "Turn"]
-
-_MODE_LABELS = {
-    "stream-json": "stream-json",
-    "app-server": "app-server",
-    "exec": "process per turn",
-    "print": "process per turn",
-}
 
 
 class AgentRunner:
@@ -247,19 +239,11 @@ class AgentRunner:
         if session_id is not None and resume is not None:
             raise InvalidInput("give either session_id (a new conversation) or resume (an old one), not both")
         plan = plan_runner(definition, Path(workspace).resolve(), cli=options.cli, cli_mode=options.cli_mode)
-        protocol = plan.protocol
-        process = options.process
-        if not protocol.accepts_cli_config and (process.cli_config or process.config_home is not None):
-            raise InvalidInput(
-                "cli_config and config_home are for codex and gemini (a CLI home of their own); "
-                f"give {plan.cli} flags with extra_arguments"
-            )
-        if protocol.names_its_threads and session_id is not None:
-            raise InvalidInput(
-                f"{plan.cli} names its conversations itself: give resume=<its id> to continue one, "
-                "not session_id"
-            )
-        self._check_limits(plan, options.turn.limits)
+        plan.check_accepts(
+            cli_config=bool(options.process.cli_config) or options.process.config_home is not None,
+            session_id=session_id is not None,
+            budget=options.turn.limits.max_budget_usd is not None,
+        )
         self.options = options
         self.plan: RunnerPlan = plan
         self.definition: AgentDefinition | None = (
@@ -269,7 +253,7 @@ class AgentRunner:
         self.conversation = Conversation.begin(
             session_id=session_id,
             resume=resume,
-            names_its_threads=protocol.names_its_threads,
+            names_its_threads=plan.protocol.names_its_threads,
             model=options.model,
             permission_mode=options.permissions.mode or (given.permission_mode if given else None),
             history_limit=options.history_limit,
@@ -300,12 +284,6 @@ class AgentRunner:
     def _report(self, event: AgentEvent) -> None:
         """A hook's diagnostic (``HookFailed``) into the turn in flight (else kept as a stray event)."""
         self._driver.report(event)
-
-    def _check_limits(self, plan: RunnerPlan, limits: TurnLimits) -> None:
-        if limits.max_budget_usd is not None and not plan.capabilities.reports_cost:
-            raise InvalidInput(
-                f"{plan.cli} reports no cost, so max_budget_usd cannot be kept; bound its turns with max_turns"
-            )
 
     # -- what it is and what it can do ------------------------------------------------------------
 
@@ -355,26 +333,12 @@ class AgentRunner:
         return self.conversation.command_line
 
     @property
-    def stray_events(self) -> list[AgentEvent]:
-        """Events that came while no turn was in flight (bounded)."""
-        return self.conversation.stray_events
-
-    @property
-    def last_activity(self) -> float:
-        """``time.monotonic()`` when the CLI last wrote (or was written to)."""
-        return self.conversation.last_activity
-
-    @property
     def model(self) -> str | None:
         return self.conversation.model
 
     @property
     def permission_mode(self) -> str | None:
         return self.conversation.permission_mode
-
-    @property
-    def tools(self) -> KernelToolSet | None:
-        return self.options.tools
 
     @property
     def tool_server(self) -> LoopbackMcpServer | None:
@@ -389,14 +353,6 @@ class AgentRunner:
     @property
     def interrupt_timeout(self) -> float:
         return self.options.bounds.interrupt
-
-    @property
-    def turn_timeout(self) -> float:
-        return self.options.bounds.turn
-
-    @property
-    def tool_idle_timeout(self) -> float:
-        return self.options.bounds.tool_idle
 
     @property
     def capabilities(self) -> Capabilities:
@@ -506,19 +462,10 @@ class AgentRunner:
             )
         if self.status == RunnerStatus.CLOSED:
             raise RunnerClosed("this runner was stopped; start() it again or make a new one")
-        prompt_text = (
-            text
-            if isinstance(text, str)
-            else " ".join(
-                str(block.get("text", ""))
-                for block in text
-                if isinstance(block, dict) and block.get("type") == "text"
-            )
-        )
-        _check_encodable(prompt_text)
+        prompt_text = prompt_text_of(text)
         options = asked.over(self.options.turn)
         if options.limits != self.options.turn.limits:
-            self._check_limits(self.plan, options.limits)
+            self.plan.check_accepts(budget=options.limits.max_budget_usd is not None)
         driver = self._driver
         turn = Turn(
             self,
@@ -631,36 +578,7 @@ class AgentRunner:
 
     def to_frame(self) -> pandas.DataFrame:
         """One row per finished turn of this runner."""
-        import pandas
-
-        rows = [
-            {
-                "agent": result.agent_name,
-                "session_id": result.session_id,
-                "outcome": result.outcome,
-                "prompt": result.prompt,
-                "text": result.text,
-                "events": len(result.events),
-                "tool_calls": len(result.tool_uses),
-                "cost_usd": result.cost_usd,
-                "duration_s": result.duration_s,
-                "error": result.error,
-            }
-            for result in self.history
-        ]
-        columns = [
-            "agent",
-            "session_id",
-            "outcome",
-            "prompt",
-            "text",
-            "events",
-            "tool_calls",
-            "cost_usd",
-            "duration_s",
-            "error",
-        ]
-        return pandas.DataFrame(rows, columns=columns)
+        return history_frame(self.history)
 
     def __repr__(self) -> str:
         cli = self.cli.label if self.cli is not None else f"{self.cli_name} (not located yet)"
@@ -668,7 +586,7 @@ class AgentRunner:
         limitations = "; ".join(self.limitations)
         return (
             f"<AgentRunner agent={self.agent_name!r} status={self.status} cli={cli}{version} "
-            f"mode={_MODE_LABELS.get(self.cli_mode, self.cli_mode)} session={self.session_id or '(new)'} "
+            f"mode={self.cli_mode if self.capabilities.persistent_process else 'process per turn'} session={self.session_id or '(new)'} "
             f"turns={len(self.history)}" + (f" limitations=[{limitations}]>" if limitations else ">")
         )
 
@@ -681,15 +599,3 @@ class AgentRunner:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return rich_bundle(self, include, exclude)
-
-
-def _check_encodable(prompt: str) -> None:
-    """``INVALID_INPUT`` for text that cannot be written as UTF-8 (a lone surrogate), before anything is sent."""
-    try:
-        prompt.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise InvalidInput(
-            f"the prompt holds a character that is not valid Unicode text ({error.reason} at position "
-            f"{error.start}): nothing was sent",
-            details={"position": error.start},
-        ) from None

@@ -1,12 +1,12 @@
 """``TurnTranscript``: what one turn stores of its events, and the live copy each reader gets.
 
-Where it sits: each ``Turn`` (``runner.py``) owns one. The runner hands it every conversation event
+Where it sits: each ``Turn`` (``turn.py``) owns one. The driver hands it every conversation event
 of the turn, in order; nothing else writes to it. Pure: no I/O, no asyncio (the ``Turn`` wakes its
 readers after each event).
 
 How data flows::
 
-    runner -> Turn._push(event) -> TurnTranscript.append(event)
+    driver -> Turn.push(event) -> TurnTranscript.append(event)
         -> every reader's queue (``async for event in turn``, the widgets): every event, every delta
         -> the stored events (``turn.events``, then ``TurnResult.events``, the office's
            ``Reply.events``, the runner's history): consecutive ``TextDelta`` (and consecutive

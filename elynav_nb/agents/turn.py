@@ -28,13 +28,14 @@ from elynav_nb.agents.limits import MAX_TURNS_REACHED, ModelTurnCounter, TurnLim
 from elynav_nb.agents.protocols.command import CliCommand
 from elynav_nb.agents.results import Outcome, TurnResult, events_frame, main_text
 from elynav_nb.agents.transcript import TurnTranscript
+from elynav_nb.errors import InvalidInput
 
 if TYPE_CHECKING:
     import pandas
 
     from elynav_nb.agents.output_schema import OutputSchema
 
-__all__ = ["Turn", "TurnOwner"]
+__all__ = ["Turn", "TurnOwner", "prompt_text_of"]
 
 
 class TurnOwner(Protocol):
@@ -275,3 +276,26 @@ class Turn:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return rich_bundle(self, include, exclude)
+
+
+def prompt_text_of(content: str | list[dict[str, Any]]) -> str:
+    """A prompt's text (the text blocks of a block prompt, joined); ``INVALID_INPUT`` for text that cannot
+    be written as UTF-8 (a lone surrogate), before anything is sent."""
+    text = (
+        content
+        if isinstance(content, str)
+        else " ".join(
+            str(block.get("text", ""))
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text"
+        )
+    )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InvalidInput(
+            f"the prompt holds a character that is not valid Unicode text ({error.reason} at position "
+            f"{error.start}): nothing was sent",
+            details={"position": error.start},
+        ) from None
+    return text

@@ -38,6 +38,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from elynav_nb.agents._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSON_RPC, METHOD_NOT_FOUND
 from elynav_nb.agents.cli.per_turn_codec import JsonLineDecoder, as_dict, as_str, excerpt, json_line
 from elynav_nb.agents.events import (
     AgentError,
@@ -66,10 +67,7 @@ __all__ = [
 ]
 
 ACP_PROTOCOL_VERSION = 1
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-RESOURCE_NOT_FOUND = -32002
+RESOURCE_NOT_FOUND = -32002  # ACP's own code (the JSON-RPC ones are ``_jsonrpc``'s)
 PERMISSION_METHOD = "session/request_permission"
 _FINISHED_STATUSES = ("completed", "failed")
 _TURN_UPDATES = ("agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update")
@@ -347,12 +345,12 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
     @staticmethod
     def request(request_id: str, method: str, params: Mapping[str, Any]) -> bytes:
         """One request line of ours."""
-        return json_line({"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params)})
+        return json_line(JSON_RPC.request(request_id, method, params))
 
     @staticmethod
     def notification(method: str, params: Mapping[str, Any]) -> bytes:
         """One notification line of ours (``session/cancel``)."""
-        return json_line({"jsonrpc": "2.0", "method": method, "params": dict(params)})
+        return json_line(JSON_RPC.notification(method, params))
 
     def method_of(self, request_id: str) -> str:
         """The method of one of the agent's pending requests ("" when unknown)."""
@@ -362,13 +360,13 @@ class AcpCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
         """The answer to one of the agent's requests, with its id as the agent sent it."""
         self._methods.pop(request_id, None)
         raw_id = self._raw_ids.pop(request_id, request_id)
-        return json_line({"jsonrpc": "2.0", "id": raw_id, "result": None if result is None else dict(result)})
+        return json_line(JSON_RPC.result(raw_id, None if result is None else dict(result)))
 
     def error(self, request_id: str, message: str, code: int = METHOD_NOT_FOUND) -> bytes:
         """An error answer to one of the agent's requests."""
         self._methods.pop(request_id, None)
         raw_id = self._raw_ids.pop(request_id, request_id)
-        return json_line({"jsonrpc": "2.0", "id": raw_id, "error": {"code": code, "message": message}})
+        return json_line(JSON_RPC.error(raw_id, code, message))
 
     def pending_permissions(self) -> list[str]:
         """The permission prompts the agent still waits on (the wire cancels them with the turn)."""

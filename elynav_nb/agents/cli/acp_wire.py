@@ -42,7 +42,7 @@ from elynav_nb.agents.cli.acp_codec import (
     RESOURCE_NOT_FOUND,
     AcpCodec,
 )
-from elynav_nb.agents.cli.wire import TurnSink, WireChannel, start_failure
+from elynav_nb.agents.cli.wire import TurnSink, WireChannel, WireDefaults, start_failure
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -102,7 +102,7 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-class AcpWire:
+class AcpWire(WireDefaults):
     """One ACP agent process (see the module docstring). A restart makes a new one."""
 
     def __init__(
@@ -420,9 +420,6 @@ class AcpWire:
         await channel.write(self.codec.notification("session/cancel", {"sessionId": self.session_id}))
         return None
 
-    def observe(self, event: AgentEvent) -> None:
-        return None
-
     def release_turn_resources(self) -> None:
         """Kill the terminals of the turn that ended (or of the process that went)."""
         terminals = self.terminals
@@ -431,9 +428,6 @@ class AcpWire:
         task = asyncio.get_running_loop().create_task(terminals.end_all())
         self._cleanup.add(task)
         task.add_done_callback(self._cleanup.discard)
-
-    def stall_reason(self, now: float) -> str:
-        return ""
 
     # -- settings ----------------------------------------------------------------------------------
 

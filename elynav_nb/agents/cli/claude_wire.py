@@ -28,7 +28,7 @@ from elynav_nb.agents.cli.claude_codec import (
     encode_control_success,
     encode_user_message,
 )
-from elynav_nb.agents.cli.wire import TurnSink, WireChannel, start_failure
+from elynav_nb.agents.cli.wire import TurnSink, WireChannel, WireDefaults, start_failure
 from elynav_nb.agents.events import (
     AgentEvent,
     ControlFrame,
@@ -44,7 +44,7 @@ RequestServer = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 """What answers one subtype of the CLI's requests (``mcp_message``, ``hook_callback``): its fields -> the answer."""
 
 
-class ClaudeStreamWire:
+class ClaudeStreamWire(WireDefaults):
     """claude ``--input-format stream-json --output-format stream-json`` (see the module docstring)."""
 
     def __init__(
@@ -135,15 +135,6 @@ class ClaudeStreamWire:
 
     async def interrupt(self, channel: WireChannel) -> Any:
         return await channel.request("interrupt", timeout=self.interrupt_timeout)
-
-    def observe(self, event: AgentEvent) -> None:
-        return None
-
-    def release_turn_resources(self) -> None:
-        return None  # the CLI runs its tools itself
-
-    def stall_reason(self, now: float) -> str:
-        return ""
 
     # -- settings of the running conversation ----------------------------------------------------
 

@@ -1,8 +1,8 @@
 """Pure codec of ``codex app-server`` (JSON-RPC over stdio): lines in, ``AgentEvent``/control frames out.
 
-Where it sits: beside ``codex_codec`` (``codex exec --json``). The persistent codex runner
-(``agents/codex_app_runner.py``) feeds it every stdout line of one ``codex app-server`` process
-and writes the lines its encoders return. No I/O, no clock: tested on lines recorded from the
+Where it sits: beside ``codex_codec`` (``codex exec --json``). Its wire (``codex_app_wire.py``, under
+the persistent driver) feeds it every stdout line of one ``codex app-server`` process and writes the
+lines its encoders return. No I/O, no clock: tested on lines recorded from the
 real codex-cli (``tests/fixtures/codex_real/codex-<version>-app-server-*.jsonl``).
 
 The wire: one JSON object per line, JSON-RPC 2.0 without the ``"jsonrpc"`` field. Our requests
@@ -40,6 +40,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from elynav_nb.agents._jsonrpc import METHOD_NOT_FOUND, UNTAGGED
 from elynav_nb.agents.cli.codex_codec import USAGE_KEYS, codex_tool_use, finished_tool_events
 from elynav_nb.agents.cli.per_turn_codec import JsonLineDecoder, as_dict, as_int, as_str, json_line
 from elynav_nb.agents.events import (
@@ -274,21 +275,21 @@ class CodexAppServerCodec(JsonLineDecoder[AgentEvent | ControlFrame]):
     @staticmethod
     def request(request_id: str, method: str, params: Mapping[str, Any]) -> bytes:
         """One request line of ours."""
-        return json_line({"id": request_id, "method": method, "params": dict(params)})
+        return json_line(UNTAGGED.request(request_id, method, params))
 
     @staticmethod
     def notification(method: str) -> bytes:
         """One notification line of ours (``initialized``)."""
-        return json_line({"method": method})
+        return json_line(UNTAGGED.notification(method))
 
     def result(self, request_id: str, result: Mapping[str, Any]) -> bytes:
         """The answer to one of codex's requests, with its id as codex sent it."""
-        return json_line({"id": self._raw_ids.pop(request_id, request_id), "result": dict(result)})
+        return json_line(UNTAGGED.result(self._raw_ids.pop(request_id, request_id), dict(result)))
 
     def error(self, request_id: str, message: str) -> bytes:
         """An error answer (method not found) to one of codex's requests."""
         raw_id = self._raw_ids.pop(request_id, request_id)
-        return json_line({"id": raw_id, "error": {"code": -32601, "message": message}})
+        return json_line(UNTAGGED.error(raw_id, METHOD_NOT_FOUND, message))
 
     def permission_answer(self, request_id: str, allowed: bool, *, always: bool = False) -> bytes:
         """``accept`` (``acceptForSession`` when ``always``) or ``decline`` for an approval request."""

@@ -31,12 +31,11 @@ from typing import Any
 
 from elynav_nb.agents.cli.codex_app_codec import CodexAppServerCodec
 from elynav_nb.agents.cli.codex_launch import CodexRunnerPlan, thread_policy
-from elynav_nb.agents.cli.wire import TurnSink, WireChannel, start_failure
+from elynav_nb.agents.cli.wire import TurnSink, WireChannel, WireDefaults, start_failure
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
     ControlFrame,
-    ControlRequest,
     ControlResponse,
     PermissionAnswer,
     PermissionRequest,
@@ -50,7 +49,7 @@ CLIENT_INFO = {"name": "elynav_nb", "title": "elynav-nb", "version": "0.1.0"}
 _RETRY_CODE = "CLI_RETRY"
 
 
-class CodexAppServerWire:
+class CodexAppServerWire(WireDefaults):
     """``codex app-server`` (see the module docstring). One per process: a restart makes a new one."""
 
     def __init__(
@@ -97,9 +96,6 @@ class CodexAppServerWire:
 
     def encode_success(self, request_id: str, answer: dict[str, Any]) -> bytes:
         return self.codec.result(request_id, answer)
-
-    def serve_request(self, request: ControlRequest) -> None:
-        return None  # codex's server requests we answer are its approvals (PermissionRequest)
 
     def encode_permission_answer(self, request: PermissionRequest, answer: PermissionAnswer) -> bytes:
         return self.codec.permission_answer(request.request_id, answer.allowed, always=answer.always)
@@ -226,9 +222,6 @@ class CodexAppServerWire:
             self._last_retry_message = event.message
         elif not isinstance(event, RawEvent):
             self._retrying_since = None
-
-    def release_turn_resources(self) -> None:
-        return None  # the CLI runs its tools itself
 
     def stall_reason(self, now: float) -> str:
         if self._retrying_since is None or now - self._retrying_since < self.retry_timeout:

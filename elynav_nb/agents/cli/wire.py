@@ -35,7 +35,7 @@ from elynav_nb.agents.output_schema import OutputSchema
 from elynav_nb.agents.results import Outcome
 from elynav_nb.errors import AgentTimeout, CliStartFailed, ElynavError
 
-__all__ = ["PersistentWire", "TurnSink", "WireChannel", "start_failure"]
+__all__ = ["PersistentWire", "TurnSink", "WireChannel", "WireDefaults", "start_failure"]
 
 
 class TurnSink(Protocol):
@@ -134,6 +134,41 @@ class PersistentWire(Protocol):
         ...
 
     async def mcp_status(self, channel: WireChannel) -> list[dict[str, Any]]: ...
+
+
+class WireDefaults:
+    """What a wire does where its protocol has nothing to say: a base for a new wire (``PersistentWire``).
+
+    It serves no request of the CLI, tracks no protocol bound, runs nothing of its own for a turn,
+    describes a failed handshake as ``start_failure`` does, takes a new model and permission mode at
+    the next start (a restart), and reports no MCP server. A protocol with more says so by overriding.
+    """
+
+    start_timeout: float
+
+    def serve_request(self, request: ControlRequest) -> Awaitable[dict[str, Any]] | None:
+        return None
+
+    def observe(self, event: AgentEvent) -> None:
+        return None
+
+    def stall_reason(self, now: float) -> str:
+        return ""
+
+    def release_turn_resources(self) -> None:
+        return None  # the CLI runs its tools itself
+
+    def describe_start_failure(self, error: ElynavError, details: dict[str, Any]) -> ElynavError:
+        return start_failure(error, details, self.start_timeout)
+
+    async def set_model(self, channel: WireChannel, model: str | None) -> None:
+        return None
+
+    async def set_permission_mode(self, channel: WireChannel, mode: str) -> bool:
+        return True  # the next process starts in it
+
+    async def mcp_status(self, channel: WireChannel) -> list[dict[str, Any]]:
+        return []
 
 
 def start_failure(error: Exception, details: dict[str, Any], start_timeout: float) -> CliStartFailed:
