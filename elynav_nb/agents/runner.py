@@ -426,7 +426,7 @@ class AgentRunner:
         return limits
 
     def _report_hook_event(self, event: AgentEvent) -> None:
-        """A hook's diagnostic (``HookFailed``) into the turn in flight (else kept as a stray event)."""
+        """A hook's report (``HookDenied``, ``HookFailed``) into the turn in flight (else kept as a stray event)."""
         turn = self._driver.current_turn
         if turn is not None and not turn.done:
             turn.push(event)
