@@ -151,7 +151,7 @@ class McpHttpRules:
             return HttpAnswer.refusal(415, "the body must be application/json")
         try:
             parsed = json.loads(request.body)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # deep nesting: an answer, not a drop
             return HttpAnswer.json(
                 400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}}
             )
