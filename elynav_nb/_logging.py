@@ -12,7 +12,7 @@ How data flows::
     ELYNAV_LOG=debug|info|warning|error -> configure_from_environment -> one stderr handler
       on the ``elynav_nb`` logger (installed once; its level set to the one asked)
     a line to log -> Redactor (values of the secret variables of the process's environment,
-      then header, JSON-field and NAME=value patterns, then ``errors.redact_secrets``) -> the log
+      then the patterns of ``_redaction.py``, the one path text towards a model takes too) -> the log
 
 Secrets: a variable is secret when its name contains KEY, TOKEN, SECRET, PASSWORD, PASSWD, COOKIE,
 AUTH or CREDENTIAL (``ANTHROPIC_API_KEY``, ``ELYNAV_OFFICE_TOKEN``, ``DOCS_CSRF_TOKEN``...): its
@@ -23,15 +23,13 @@ level check per line when DEBUG is off.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
 import sys
 from collections.abc import Iterable, Mapping
 from typing import TextIO
 
-from elynav_nb.errors import redact_secrets
+from elynav_nb._redaction import REDACTED, is_secret_name, redact_patterns, secret_values_pattern
 
 __all__ = [
     "LOG_VARIABLE",
@@ -60,50 +58,17 @@ _OFF = ("", "0", "off", "false", "no", "none")
 _HANDLER_NAME = "elynav-log"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|COOKIE|AUTH|CREDENTIAL", re.IGNORECASE)
-_SHORTEST_SECRET_VALUE = 6  # shorter values ("1", "true") would blank out ordinary text
-_HEADER = re.compile(
-    r"(?im)\b((?:proxy-)?authorization|set-cookie|cookie|x-api-key|api-key|x-goog-api-key)(\s*:\s*)[^\r\n\"']+"
-)
-_JSON_FIELD = re.compile(
-    r"(?i)(\"[\w.-]*(?:api[_-]?key|apikey|token|secret|password|passwd|cookie|authorization|credential)[\w.-]*\"\s*:\s*\")"
-    r"(?:[^\"\\]|\\.)*\""
-)
-_ENVIRONMENT_ASSIGNMENT = re.compile(
-    r"\b([A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|COOKIE|AUTH|CREDENTIAL)[A-Z0-9_]*=)(['\"]?)[^\s'\";,]+"
-)
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether an environment variable's value must never be logged (KEY, TOKEN, SECRET... in its name)."""
-    return _SECRET_NAME.search(name) is not None
-
-
-def _patterns(text: str) -> str:
-    text = _HEADER.sub(r"\1\2[redacted]", text)
-    text = _JSON_FIELD.sub(r'\1[redacted]"', text)
-    text = _ENVIRONMENT_ASSIGNMENT.sub(r"\1\2[redacted]", text)
-    return redact_secrets(text)
-
 
 def redact(text: str) -> str:
     """``text`` with what looks like a key, a token, a cookie or an ``Authorization`` value replaced."""
-    return _patterns(text)
+    return redact_patterns(text)
 
 
 class Redactor:
     """Redacts known secret values (those of a process's environment, an office's tokens) and patterns."""
 
     def __init__(self, secret_values: Iterable[str] = ()) -> None:
-        variants: set[str] = set()
-        for value in secret_values:
-            if len(value) < _SHORTEST_SECRET_VALUE:
-                continue
-            variants.add(value)
-            variants.add(json.dumps(value, ensure_ascii=False)[1:-1])  # as it appears inside a JSON line
-            variants.add(json.dumps(value)[1:-1])
-        ordered = sorted(variants, key=len, reverse=True)  # the longest first: no partial leftovers
-        self._values = re.compile("|".join(re.escape(value) for value in ordered)) if ordered else None
+        self._values = secret_values_pattern(secret_values)
 
     @classmethod
     def for_environment(cls, environment: Mapping[str, str], extra: Iterable[str] = ()) -> Redactor:
@@ -113,8 +78,8 @@ class Redactor:
 
     def __call__(self, text: str) -> str:
         if self._values is not None:
-            text = self._values.sub("[redacted]", text)
-        return _patterns(text)
+            text = self._values.sub(REDACTED, text)
+        return redact_patterns(text)
 
     def line(self, data: bytes | str, limit: int = LOGGED_LINE_CHARS) -> str:
         """One CLI line as log text: decoded, cut at ``limit`` characters (said), redacted."""

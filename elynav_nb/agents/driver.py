@@ -261,7 +261,7 @@ class Driver(ABC):
         )
 
     def report(self, event: AgentEvent) -> None:
-        """An event of ours (a hook's ``HookFailed``) into the turn in flight, else kept as a stray event."""
+        """An event of ours (a hook's ``HookDenied``, ``HookFailed``) into the turn in flight, else kept as a stray event."""
         turn = self.current_turn
         if turn is not None and not turn.done:
             turn.push(event)

@@ -25,6 +25,7 @@ __all__ = [
     "ControlFrame",
     "ControlRequest",
     "ControlResponse",
+    "HookDenied",
     "HookFailed",
     "McpServerStatus",
     "PermissionRequest",
@@ -133,13 +134,19 @@ class ToolUse(AgentEvent):
 
 @dataclass(frozen=True, slots=True)
 class ToolResult(AgentEvent):
-    """A tool answered. ``content`` is a string or a list of content blocks."""
+    """A tool answered. ``content`` is a string or a list of content blocks.
+
+    ``denial`` says who refused the call and why when one of the runner's hooks denied it on
+    purpose (``HookDenied``; the turn sets it): ``content`` keeps the CLI's own words (claude's
+    ``PreToolUse:<tool> hook error: <reason>``), the summary reads as the deny it was.
+    """
 
     kind: ClassVar[str] = "tool_result"
     tool_use_id: str
     content: str | list[Any] = ""
     is_error: bool = False
     parent_tool_use_id: str | None = None
+    denial: str = ""
 
     @property
     def text(self) -> str:
@@ -155,6 +162,8 @@ class ToolResult(AgentEvent):
         return "\n".join(parts)
 
     def summary(self) -> str:
+        if self.denial:
+            return _short(self.denial, 160)
         return ("error: " if self.is_error else "") + _short(self.text, 160)
 
 
@@ -274,6 +283,25 @@ class AgentError(AgentEvent):
 
     def summary(self) -> str:
         return f"{self.code}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class HookDenied(AgentEvent):
+    """A hook callback denied a tool call on purpose (``deny(reason)``): not an error of the hook.
+
+    ``reason`` is the callback's reason (redacted, as the model reads it); ``callback`` names the
+    function. The denied call's ``ToolResult`` then carries the same words in ``denial``.
+    """
+
+    kind: ClassVar[str] = "hook_denied"
+    event: str
+    tool_name: str
+    reason: str
+    tool_use_id: str = ""
+    callback: str = ""
+
+    def summary(self) -> str:
+        return f"denied by the {self.event} hook {self.callback or '?'} on {self.tool_name}: {self.reason}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,7 @@ def main(argv: list[str]) -> int:
                     break
                 answer += chunk
         output = json.loads(answer.decode("utf-8"))
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, RecursionError) as error:
         _deny(f"Denied: the notebook's hook server could not be reached ({type(error).__name__}: {error})")
         return 0
     sys.stdout.write(json.dumps(output) + "\n")

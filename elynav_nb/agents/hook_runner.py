@@ -12,9 +12,12 @@ How data flows::
     before_tool(name, input) / after_tool(name, input, response) / serve(dialect, hook input)
       -> HookCall -> run(call): the matching callbacks in order (sync: called on the loop;
          async: awaited under asyncio.wait_for) -> deny ends the run, rewrite feeds the next one
-      -> HookDecision | None; a raise, a wrong answer or a timeout -> deny + HookFailed -> report()
+      -> HookDecision | None; a deliberate deny -> HookDenied -> report(), and the model reads
+         "Denied by a hook: <reason>"; a raise, a wrong answer or a timeout -> deny + HookFailed -> report()
 
-``report`` puts the ``HookFailed`` event into the turn in flight (the runner gives it).
+``report`` puts the ``HookDenied`` / ``HookFailed`` event into the turn in flight (the runner gives it).
+Every reason and message passes ``_redaction.redact_for_model`` (the path kernel tool errors take):
+an exception's text or a reason that holds a secret reaches neither the model nor the transcript.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from elynav_nb.agents.events import AgentEvent, HookFailed
+from elynav_nb._redaction import describe_exception, redact_for_model
+from elynav_nb.agents.events import AgentEvent, HookDenied, HookFailed
 from elynav_nb.agents.hooks import (
     HookCall,
     HookDecision,
@@ -111,11 +115,14 @@ class HookRunner:
         allowed: HookDecision | None = None
         for entry in self.hook_set.matching(call.event, call.tool_name):
             asked = call if not rewritten else _with_input(call, current_input)
-            decision = await self._call_one(entry, asked)
+            try:
+                decision = await self._call_one(entry, asked)
+            except _HookFailure as failure:
+                return self._failed(entry, call, failure.code, failure.what)
             if decision is None:
                 continue
             if decision.behavior == "deny":
-                return decision
+                return self._denied(entry, call, decision)
             if decision.behavior == "rewrite":
                 current_input = dict(decision.updated_input or {})
                 rewritten = True
@@ -126,39 +133,49 @@ class HookRunner:
         return allowed
 
     async def _call_one(self, entry: HookEntry, call: HookCall) -> HookDecision | None:
+        """The callback's own decision; ``_HookFailure`` when it raised, timed out or answered wrong."""
         started = time.monotonic()
         try:
             answer: Any = entry.callback(call)
             if inspect.isawaitable(answer):
                 answer = await asyncio.wait_for(_awaited(answer), timeout=entry.timeout)
             elif time.monotonic() - started > entry.timeout:
-                return self._failed(
-                    entry,
-                    call,
+                raise _HookFailure(
                     "HOOK_TIMEOUT",
                     f"took {time.monotonic() - started:.2f} s, longer than its {entry.timeout:g} s timeout",
                 )
         except TimeoutError:
-            return self._failed(entry, call, "HOOK_TIMEOUT", f"did not answer within {entry.timeout:g} s")
-        except asyncio.CancelledError:
+            raise _HookFailure("HOOK_TIMEOUT", f"did not answer within {entry.timeout:g} s") from None
+        except (asyncio.CancelledError, _HookFailure):
             raise
         except Exception as error:  # the callback's own failure: a deny, reported
-            return self._failed(entry, call, "HOOK_FAILED", f"raised {type(error).__name__}: {error}")
+            raise _HookFailure("HOOK_FAILED", f"raised {describe_exception(error)}") from None
         if answer is None or isinstance(answer, HookDecision):
             if answer is not None and answer.behavior == "rewrite" and call.event != "PreToolUse":
-                return self._failed(
-                    entry, call, "HOOK_FAILED", "returned a rewrite, which only PreToolUse can do"
-                )
+                raise _HookFailure("HOOK_FAILED", "returned a rewrite, which only PreToolUse can do")
             return answer
-        return self._failed(
-            entry,
-            call,
+        raise _HookFailure(
             "HOOK_FAILED",
             f"returned {type(answer).__name__}, not None or a HookDecision (allow(), deny(reason), rewrite(input))",
         )
 
+    def _denied(self, entry: HookEntry, call: HookCall, decision: HookDecision) -> HookDecision:
+        """A deliberate deny: reported as ``HookDenied``; the model reads it as a deny, with its reason."""
+        reason = redact_for_model(decision.reason, max_chars=_MESSAGE_CHARS)
+        if self.report is not None:
+            self.report(
+                HookDenied(
+                    event=call.event,
+                    tool_name=call.tool_name,
+                    reason=reason,
+                    tool_use_id=call.tool_use_id,
+                    callback=entry.name,
+                )
+            )
+        return deny(f"Denied by a hook: {reason}")
+
     def _failed(self, entry: HookEntry, call: HookCall, code: str, what: str) -> HookDecision:
-        message = _shortened(what)
+        message = redact_for_model(what, max_chars=_MESSAGE_CHARS)
         if self.report is not None:
             self.report(
                 HookFailed(
@@ -192,5 +209,10 @@ def _with_input(call: HookCall, tool_input: dict[str, Any]) -> HookCall:
     )
 
 
-def _shortened(text: str) -> str:
-    return text if len(text) <= _MESSAGE_CHARS else text[: _MESSAGE_CHARS - 1] + "…"
+class _HookFailure(Exception):
+    """A callback that did not decide: it raised, outlasted its timeout, or answered something else."""
+
+    def __init__(self, code: str, what: str) -> None:
+        super().__init__(what)
+        self.code = code
+        self.what = what

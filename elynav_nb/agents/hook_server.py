@@ -7,8 +7,13 @@ connects, sends one line ``{"token", "cli", "input"}``, and reads one line back:
 
 Who may call it: the socket lives in a folder only this user can open (``mkdtemp``, mode 0700), and
 a request must carry the runner's token (``secrets.token_hex``, in ``<folder>/token``, mode 0600),
-compared in constant time; a request without it gets a deny and is logged at WARNING. No port is
-opened. ``stop()`` closes the server and removes the folder.
+compared in constant time (as bytes: any text compares); a request without it gets a deny and is
+logged at WARNING. No port is opened. ``stop()`` closes the server and removes the folder.
+
+Every connection gets one answer line: a request that is not one line of JSON within
+``FIRST_LINE_SECONDS`` (none at all, too slow, over ``_LINE_LIMIT``, not JSON, nested too deep) is
+answered with a deny whose reason starts ``PROTOCOL_ERROR:``, then closed; a hook callback that fails
+is a deny saying so, its text redacted (``_redaction.redact_for_model``).
 
 How data flows::
 
@@ -30,11 +35,15 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from elynav_nb._redaction import describe_exception
+
 __all__ = ["HookCommandServer"]
 
 logger = logging.getLogger(__name__)
 
 _LINE_LIMIT = 16 * 1024 * 1024
+FIRST_LINE_SECONDS = 5.0
+"""How long a connection may take to send its request line (the hook command sends it at once)."""
 HookServe = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
@@ -86,11 +95,17 @@ class HookCommandServer:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            line = await reader.readline()
-            answer = await self._answer(line)
+            try:
+                line = await asyncio.wait_for(reader.readline(), timeout=FIRST_LINE_SECONDS)
+            except TimeoutError:
+                answer = _refusal(f"no request line within {FIRST_LINE_SECONDS:g} s")
+            except ValueError:  # asyncio's LimitOverrunError: a line over the limit
+                answer = _refusal(f"the request line is longer than {_LINE_LIMIT} bytes")
+            else:
+                answer = await self._answer(line)
             writer.write(json.dumps(answer).encode("utf-8") + b"\n")
             await writer.drain()
-        except (OSError, asyncio.IncompleteReadError, ValueError):
+        except (OSError, asyncio.IncompleteReadError):
             pass  # the hook command went away: the CLI has given up on it
         finally:
             writer.close()
@@ -98,10 +113,12 @@ class HookCommandServer:
     async def _answer(self, line: bytes) -> dict[str, Any]:
         try:
             request = json.loads(line.decode("utf-8"))
-        except ValueError:
-            return {"decision": "deny", "reason": "Denied: the hook request was not JSON."}
+        except (ValueError, RecursionError):
+            return _refusal("the hook request is not one line of JSON text (or it nests too deep)")
         token = request.get("token") if isinstance(request, dict) else None
-        if not isinstance(token, str) or not hmac.compare_digest(token, self._token):
+        if not isinstance(token, str) or not hmac.compare_digest(
+            token.encode("utf-8", "surrogatepass"), self._token.encode("ascii")
+        ):
             logger.warning("a hook request without the runner's token was refused")
             return {
                 "decision": "deny",
@@ -113,7 +130,9 @@ class HookCommandServer:
                 str(request.get("cli") or ""), hook_input if isinstance(hook_input, dict) else {}
             )
         except Exception as error:  # never leave the CLI without an answer: a deny it reads
-            return {
-                "decision": "deny",
-                "reason": f"Denied: the hook failed ({type(error).__name__}: {error}).",
-            }
+            what = describe_exception(error, max_chars=300)
+            return {"decision": "deny", "reason": f"Denied: the hook failed ({what})."}
+
+
+def _refusal(what: str) -> dict[str, Any]:
+    return {"decision": "deny", "reason": f"Denied: PROTOCOL_ERROR: {what}."}

@@ -350,6 +350,8 @@ class PersistentDriver(Driver):
             self._close_permission(request_id, "withdrawn")
         if self.wire is not None:
             self.wire.release_turn_resources()
+        if self.process is not None and self.process.is_running:  # what its tools left outside its tree
+            self.run_in_background(self.process.end_leftovers())
 
     # -- stdout routing (called by the supervisor, synchronously, for each line) ------------------
 

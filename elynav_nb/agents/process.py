@@ -13,7 +13,11 @@ waits for a consumer -> a drain task keeps stderr in a ring buffer -> a watcher 
 Stopping: tool processes of the claude CLI run in sessions of their own and survive a kill of
 the CLI's process group, re-parented to PID 1. So the supervisor records the CLI's descendants
 (pid + start time, so a reused pid is never signalled) while the CLI lives, and each forced step
-signals the CLI's group and each recorded descendant's group. ``kill_now()`` does the forced
+signals the CLI's group and each recorded descendant's group. A tool's background child whose
+shell has exited (``cmd &``, ``setsid cmd &``) is no descendant any more: the CLI is started with
+a mark in its environment (``process_tree.py``), which every process it starts inherits, so
+``stop()`` ends every marked process left once the CLI is gone, and ``end_leftovers()`` (at the end
+of each turn of a CLI that stays up) those no longer under the CLI. ``kill_now()`` does the forced
 steps synchronously, for the atexit/finalizer reaper.
 
 Logging (``elynav_nb.agents.process``): spawn and exit at INFO, the stop steps at DEBUG (a forced
@@ -38,6 +42,15 @@ from pathlib import Path
 import psutil
 
 from elynav_nb._logging import Redactor
+from elynav_nb.agents.process_tree import (
+    MARK_VARIABLE,
+    ProcessIdentity,
+    end_processes,
+    identities_of,
+    marked_processes,
+    new_mark,
+    still_alive,
+)
 from elynav_nb.errors import CliExited, CliNotFound, redact_secrets
 
 __all__ = ["CliProcess", "StderrTail", "StopBounds"]
@@ -82,12 +95,6 @@ class StderrTail:
         return redact_secrets(text)
 
 
-@dataclass(frozen=True)
-class _ProcessIdentity:
-    pid: int
-    create_time: float
-
-
 class CliProcess:
     """One CLI subprocess. Create, ``await spawn()``, ``await write(...)``, ``await stop()``."""
 
@@ -118,7 +125,9 @@ class CliProcess:
         self._process: asyncio.subprocess.Process | None = None
         self._write_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
-        self._descendants: dict[int, _ProcessIdentity] = {}
+        self._descendants: dict[int, ProcessIdentity] = {}
+        self.mark = new_mark()  # in the CLI's environment: every process it starts carries it
+        self._started_at = time.time()
         self._stop_lock = asyncio.Lock()
 
     # -- life cycle ---------------------------------------------------------------------------
@@ -150,6 +159,7 @@ class CliProcess:
                 self.cwd,
                 self.redactor.environment(self.environment, base=os.environ),
             )
+        self._started_at = time.time()
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *self.argv,
@@ -157,7 +167,7 @@ class CliProcess:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=str(self.cwd),
-                env=self.environment,
+                env={**self.environment, MARK_VARIABLE: self.mark},
                 start_new_session=True,
                 limit=STREAM_BUFFER_LIMIT,
             )
@@ -284,46 +294,63 @@ class CliProcess:
 
     # -- descendants --------------------------------------------------------------------------------
 
-    def record_descendants(self) -> None:
-        """Remember the CLI's current descendants (they outlive a kill of its process group)."""
-        self._descendants.update(self._snapshot_descendants())
+    def record_descendants(self, *, marked: bool = False) -> None:
+        """Remember the CLI's current descendants (they outlive a kill of its process group).
+
+        ``marked``: every process carrying the CLI's mark too (a scan of this user's processes).
+        """
+        self._descendants.update(self._snapshot_descendants(marked=marked))
 
     async def record_descendants_in_thread(self) -> None:
         """``record_descendants`` without blocking the loop (walking /proc takes milliseconds)."""
         self._descendants.update(await asyncio.to_thread(self._snapshot_descendants))
 
-    def _snapshot_descendants(self) -> dict[int, _ProcessIdentity]:
+    def _snapshot_descendants(self, *, marked: bool = False) -> dict[int, ProcessIdentity]:
+        snapshot = identities_of(self._children())
+        if marked and self._process is not None:
+            snapshot.update(identities_of(marked_processes(self.mark, self._started_at)))
+            snapshot.pop(self._process.pid, None)  # the CLI carries the mark too: it is not its own descendant
+        return snapshot
+
+    def _children(self) -> list[psutil.Process]:
         process = self._process
         if process is None or process.returncode is not None:
-            return {}
+            return []
         try:
-            children = psutil.Process(process.pid).children(recursive=True)
+            return list(psutil.Process(process.pid).children(recursive=True))
         except psutil.Error:
-            return {}
-        snapshot = {}
-        for child in children:
-            try:
-                snapshot[child.pid] = _ProcessIdentity(child.pid, child.create_time())
-            except psutil.Error:
-                continue
-        return snapshot
+            return []
 
     def live_descendants(self) -> list[psutil.Process]:
         """Recorded descendants still alive (same pid and same start time)."""
-        alive = []
-        for identity in list(self._descendants.values()):
-            try:
-                candidate = psutil.Process(identity.pid)
-                if (
-                    abs(candidate.create_time() - identity.create_time) < 0.01
-                    and candidate.status() != psutil.STATUS_ZOMBIE
-                ):
-                    alive.append(candidate)
+        return still_alive(self._descendants)
+
+    async def end_leftovers(self, grace: float = 1.0) -> int:
+        """End what the CLI's tools left running outside its tree (a background ``cmd &`` whose shell
+        exited: re-parented away, still carrying the mark), with their own descendants; how many.
+
+        For a CLI that stays up between turns: called when a turn ends. The CLI's own children (its
+        MCP servers, a background shell it keeps) are left to it.
+        """
+        if self._process is None:
+            return 0
+
+        def scan() -> dict[int, ProcessIdentity]:
+            under_cli = {child.pid for child in self._children()} | {self.pid}  # the CLI carries the mark too
+            left = [
+                found for found in marked_processes(self.mark, self._started_at) if found.pid not in under_cli
+            ]
+            for found in list(left):
+                try:
+                    left.extend(found.children(recursive=True))
+                except psutil.Error:
                     continue
-            except psutil.Error:
-                pass
-            self._descendants.pop(identity.pid, None)
-        return alive
+            return identities_of(left)
+
+        leftovers = await asyncio.to_thread(scan)
+        if leftovers:
+            logger.info("%s: ending %d processes its tools left running", self.label, len(leftovers))
+        return await end_processes(leftovers, grace)
 
     def _signal_tree(self, signal_number: int, *, include_cli_group: bool = True) -> None:
         own_group = os.getpgrp()
@@ -433,7 +460,7 @@ class CliProcess:
     async def _stop_steps(self, bounds: StopBounds) -> None:
         assert self._process is not None
         process = self._process
-        self.record_descendants()
+        self.record_descendants(marked=True)
         if process.returncode is None and process.stdin is not None and not process.stdin.is_closing():
             logger.debug("stopping %s: closing its stdin (%g s)", self.label, bounds.close_stdin)
             process.stdin.close()
@@ -465,7 +492,8 @@ class CliProcess:
                 task.cancel()
 
     async def _end_orphans(self, timeout: float) -> None:
-        """After the CLI is gone: end whatever it left behind (re-parented to PID 1)."""
+        """After the CLI is gone: end whatever it left behind (re-parented to PID 1, or carrying its mark)."""
+        self.record_descendants(marked=True)
         leftovers = self.live_descendants()
         if not leftovers:
             return
@@ -481,7 +509,7 @@ class CliProcess:
             return
         if self._cli_alive() or self.live_descendants():
             logger.info("reaper: ending %s and its process tree", self.label)
-        self.record_descendants()
+        self.record_descendants(marked=True)
         self._signal_tree(signal.SIGTERM)
         deadline = time.monotonic() + 0.5
         while time.monotonic() < deadline and (self._cli_alive() or self.live_descendants()):

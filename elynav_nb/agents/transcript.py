@@ -19,15 +19,20 @@ the text, the order of the text against tool calls and thinking, and every other
 
 A reader that starts late (mid-turn or after the end) first gets the stored events so far (a run
 of deltas still open comes as one delta holding its text so far), then every new event as it comes.
+
+``HookDenials`` (also pure) gives the ``ToolResult`` of a call a hook denied on purpose its ``denial``
+(from the ``HookDenied`` the runner reported): matched by tool use id, or, where the CLI's hook
+input has none (gemini), by the tool's name, the oldest denial first.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 
-from elynav_nb.agents.events import AgentEvent, TextDelta, ThinkingDelta
+from elynav_nb.agents.events import AgentEvent, HookDenied, TextDelta, ThinkingDelta, ToolResult, ToolUse
 
-__all__ = ["TurnTranscript"]
+__all__ = ["HookDenials", "TurnTranscript"]
 
 # Pieces of an open run joined into one string every this many deltas: the run then holds a few
 # long strings instead of one small string per delta, and each piece is copied at most twice.
@@ -125,3 +130,36 @@ class TurnTranscript:
     @property
     def reader_count(self) -> int:
         return len(self._readers)
+
+
+class HookDenials:
+    """Deliberate hook denials of one turn, waiting for the tool result each explains."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, str] = {}
+        self._by_name: list[tuple[str, str]] = []
+        self._tool_names: dict[str, str] = {}
+
+    def annotate(self, event: AgentEvent) -> AgentEvent:
+        """``event``, or the ``ToolResult`` it is with its ``denial`` set (see the module docstring)."""
+        if isinstance(event, ToolUse):
+            self._tool_names[event.id] = event.name
+        elif isinstance(event, HookDenied):
+            if event.event == "PreToolUse":  # a PostToolUse deny explains a result that did come
+                if event.tool_use_id:
+                    self._by_id[event.tool_use_id] = event.summary()
+                else:
+                    self._by_name.append((event.tool_name, event.summary()))
+        elif isinstance(event, ToolResult) and event.is_error and (self._by_id or self._by_name):
+            denial = self._by_id.pop(event.tool_use_id, "") or self._by_tool_name(event.tool_use_id)
+            if denial:
+                return dataclasses.replace(event, denial=denial)
+        return event
+
+    def _by_tool_name(self, tool_use_id: str) -> str:
+        name = self._tool_names.get(tool_use_id)
+        for index, (tool_name, denial) in enumerate(self._by_name):
+            if tool_name == name:
+                del self._by_name[index]
+                return denial
+        return ""

@@ -27,7 +27,7 @@ from elynav_nb.agents.events import AgentEvent, AgentStarted, TextDelta, ToolRes
 from elynav_nb.agents.limits import MAX_TURNS_REACHED, ModelTurnCounter, TurnLimits
 from elynav_nb.agents.protocols.command import CliCommand
 from elynav_nb.agents.results import Outcome, TurnResult, events_frame, main_text
-from elynav_nb.agents.transcript import TurnTranscript
+from elynav_nb.agents.transcript import HookDenials, TurnTranscript
 from elynav_nb.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -77,6 +77,7 @@ class Turn:
         self.prompt = prompt
         self.output_schema = output_schema  # the answer is validated against it (see output_schema.py)
         self._transcript = TurnTranscript(keep_deltas=keep_deltas)
+        self._hook_denials = HookDenials()
         self.result: TurnResult | None = None
         self.session_id = session_id
         self.started_at = time.monotonic()
@@ -230,11 +231,13 @@ class Turn:
             return False
 
     def push(self, event: AgentEvent) -> None:
-        """Store ``event`` and wake the readers."""
-        self._transcript.append(event)
+        """Store ``event`` and wake the readers (a hook-denied call's result gets its ``denial``)."""
         if type(event) is TextDelta:  # the usual event: nothing else to track
+            self._transcript.append(event)
             self._changed.set()
             return
+        event = self._hook_denials.annotate(event)
+        self._transcript.append(event)
         if isinstance(event, ToolUse):
             self._open_tool_uses.add(event.id)
             if self._turn_counter is not None:

@@ -40,6 +40,7 @@ from mcp.types import CallToolResult, Icon, InputRequiredResult, ToolAnnotations
 from pydantic import Field
 
 from elynav_nb._mcp_errors import typed_error_result
+from elynav_nb._mcp_stdio import AnsweringStdio
 from elynav_nb.crm import domain
 from elynav_nb.crm.command import check_database_path, configure
 from elynav_nb.crm.domain import (
@@ -135,7 +136,7 @@ Country = Annotated[str | None, Field(description="Two-letter ISO 3166 code, e.g
 DomainName = Annotated[str | None, Field(description="Web domain without scheme, e.g. exemple.fr.")]
 
 
-class CrmMCPServer(MCPServer):
+class CrmMCPServer(AnsweringStdio, MCPServer):
     """An ``MCPServer`` whose every tool call goes through one gate (flow in the module docstring)."""
 
     def __init__(self) -> None:

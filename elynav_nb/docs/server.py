@@ -41,6 +41,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import Field, ValidationError
 
+from elynav_nb._mcp_stdio import AnsweringStdio
 from elynav_nb.docs.credentials import DocsCredentials
 from elynav_nb.docs.server_common import LOCAL_RESET, error_result, guarded
 from elynav_nb.docs.server_content_tools import register_content_tools
@@ -101,7 +102,7 @@ _INSTRUCTIONS = (
 )
 
 
-class DocsMCPServer(MCPServer):
+class DocsMCPServer(AnsweringStdio, MCPServer):
     """``MCPServer`` whose argument-validation failures are JSON ``{code, message}`` like every
     other error of these tools (the SDK answers ``Error executing tool <name>: <pydantic dump>``)."""
 

@@ -15,8 +15,8 @@ Magics::
     %office  %agents  %elynav_history                                 the board, the agents, the history
     %elynav_stop                                                       stop the runners the magics started
 
-``{expression}`` in a message is filled from the kernel's namespace (``interpolation.py``: ``{name}``,
-``{In[3]}``, ``{Out[2]}``, ``{_}``; ``{{`` for a brace). The ``TurnResult`` (or the ``Reply``) goes
+``{field}`` in a message is filled from the kernel's namespace (``interpolation.py``: ``{name}``,
+``{In[3]}``, ``{Out[2]}``, ``{_}``; ``{{`` for a brace; no ``_`` names, bounded, redacted). The ``TurnResult`` (or the ``Reply``) goes
 to ``VAR`` and to ``_``. ``--schema VAR`` names a schema in the namespace (a JSON Schema dict, a
 pydantic model, a ``TypedDict``, ``list[Model]``): the answer is structured, ``result.data`` holds it
 and ``result.to_frame()`` its rows (``OUTPUT_INVALID`` when it does not match). One runner per agent and CLI per kernel, kept across cells (the conversation

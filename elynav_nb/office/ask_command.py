@@ -36,9 +36,18 @@ import os
 import socket
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import IO, Any
 
-__all__ = ["EXIT_CODES", "PARTIAL_REPLY_HEADER", "configure", "positive_seconds", "read_schema_file", "run"]
+__all__ = [
+    "EXIT_CODES",
+    "MAX_READ_BYTES",
+    "PARTIAL_REPLY_HEADER",
+    "configure",
+    "positive_seconds",
+    "read_bounded",
+    "read_schema_file",
+    "run",
+]
 
 EXIT_CODES = {"done": 0, "failed": 1, "cancelled": 3, "timeout": 4}
 PARTIAL_REPLY_HEADER = "elynav ask: partial reply ({outcome}), not an answer:"
@@ -76,18 +85,36 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_socket_option(parser)
 
 
+MAX_READ_BYTES = 4 * 1024 * 1024
+"""The most ``--schema FILE`` or ``-`` (standard input) may hold: the request that carries them is
+bounded at ``office.wire.MAX_REQUEST_BYTES`` anyway, and ``/dev/zero`` never ends."""
+
+
+def read_bounded(stream: IO[bytes], what: str) -> bytes:
+    """At most ``MAX_READ_BYTES`` of ``stream``; ``INVALID_INPUT`` naming the limit beyond that."""
+    from elynav_nb.errors import InvalidInput
+
+    data = stream.read(MAX_READ_BYTES + 1)
+    if len(data) > MAX_READ_BYTES:
+        raise InvalidInput(
+            f"{what} holds more than {MAX_READ_BYTES} bytes, the most an ask can carry",
+            details={"limit": MAX_READ_BYTES},
+        )
+    return data
+
+
 def read_schema_file(path: str) -> dict[str, Any]:
-    """The JSON Schema in ``path`` (``INVALID_INPUT`` for a file that cannot be read or is no JSON object);
-    the office checks the schema itself."""
+    """The JSON Schema in ``path`` (``INVALID_INPUT`` for a file that cannot be read, is larger than
+    ``MAX_READ_BYTES`` or is no JSON object); the office checks the schema itself."""
     from elynav_nb.errors import InvalidInput
 
     try:
-        with open(path, encoding="utf-8") as handle:
-            schema = json.load(handle)
+        with open(path, "rb") as handle:
+            schema = json.loads(read_bounded(handle, f"--schema {path}"))
     except OSError as error:
         raise InvalidInput(f"--schema {path}: {error.strerror}") from None
-    except ValueError as error:
-        raise InvalidInput(f"--schema {path} is not JSON: {error}") from None
+    except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
+        raise InvalidInput(f"--schema {path} is not JSON text: {str(error)[:200]}") from None
     if not isinstance(schema, dict):
         raise InvalidInput(f"--schema {path} must hold a JSON object (a JSON Schema)")
     return schema
@@ -166,11 +193,20 @@ def first_answer(
     return answer, stream
 
 
+def _read_stdin() -> str:
+    from elynav_nb.errors import InvalidInput
+
+    try:
+        return read_bounded(sys.stdin.buffer, "standard input").decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput("standard input is not UTF-8 text") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from elynav_nb.errors import OfficeUnreachable
     from elynav_nb.office.wire import encode_ask_request, error_from_answer
 
-    text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
+    text = _read_stdin() if args.text == ["-"] else " ".join(args.text)
     schema = read_schema_file(args.schema) if args.schema is not None else None
     connection = connect(args.socket)
     with connection:

@@ -28,6 +28,7 @@ from mcp.server.mcpserver.exceptions import UnexpectedToolError
 from mcp.types import CallToolResult, TextContent, Tool, ToolAnnotations
 
 from elynav_nb._mcp_errors import typed_error_result
+from elynav_nb._mcp_stdio import AnsweringStdio
 from elynav_nb.errors import ElynavError
 from elynav_nb.templates.catalogue import CATALOGUE, ToolSpec, dispatch
 from elynav_nb.templates.policy import AgentPolicy
@@ -66,7 +67,7 @@ def _mcp_tool(spec: ToolSpec) -> Tool:
     )
 
 
-class TemplatesMCPServer(MCPServer):
+class TemplatesMCPServer(AnsweringStdio, MCPServer):
     """An ``MCPServer`` whose tools are the template catalogue, filtered by one agent's policy."""
 
     def __init__(self, service: TemplateService, policy: AgentPolicy) -> None:

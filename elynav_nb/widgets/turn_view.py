@@ -9,6 +9,7 @@ How data flows::
       TextDelta / ThinkingDelta       -> ThrottledText (escaped, at most one update per interval)
       ToolUse / ToolResult            -> collapsible <details> rows in the same transcript
       AgentError, HookFailed, failed outcomes -> red rows (a limit reached: orange)
+      a hook's deliberate deny -> its tool result reads "denied by the ... hook" (orange), not "failed"
       PermissionRequest               -> a row with Allow / Deny buttons (and Always allow where the
                                          agent offers it) -> request.allow()/allow(always=True)/deny()
       PermissionWithdrawn             -> that row's buttons disabled and the row removed
@@ -39,6 +40,7 @@ from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
     AgentStarted,
+    HookDenied,
     HookFailed,
     PermissionRequest,
     PermissionWithdrawn,
@@ -292,6 +294,8 @@ class TurnView:
             self._write_row(_ERROR_STYLE, "elynav-error", f"{event.code}: {event.message}")
         elif isinstance(event, HookFailed):
             self._write_row(_ERROR_STYLE, "elynav-error", event.summary())
+        elif isinstance(event, HookDenied) and event.event != "PreToolUse":  # PreToolUse: on its result
+            self._write_row(_MUTED_STYLE, "elynav-hook-denied", event.summary())
         elif isinstance(event, AgentStarted):
             self._show_status()
         elif isinstance(event, TurnEnded):
@@ -334,7 +338,10 @@ class TurnView:
         self._end_segment()
         name = self._tool_names.get(event.tool_use_id, "tool")
         text = event.text
-        if event.is_error:
+        if event.denial:  # a hook's deliberate deny: not a failure
+            heading = f"↳ {html.escape(event.denial)}"
+            color = "#e65100"
+        elif event.is_error:
             heading = f"↳ {html.escape(name)} failed"
             color = "#c62828"
         else:

@@ -69,7 +69,7 @@ async def test_a_hook_command_gets_the_runners_decision():
         )
     finally:
         await server.stop()
-    assert denied == {"decision": "deny", "reason": "not here"}
+    assert denied == {"decision": "deny", "reason": "Denied by a hook: not here"}
     assert rewritten == {
         "hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": {"command": "make --dry-run"}}
     }
@@ -127,3 +127,65 @@ def test_gemini_mapping_is_pure():
     )
     assert gemini_hook_output("PreToolUse", None) == {}
     assert gemini_hook_output("PostToolUse", deny("no")) == {"decision": "deny", "reason": "no"}
+
+
+async def _raw_exchange(server: HookCommandServer, data: bytes, *, then_wait: bool = False) -> dict:
+    """Send ``data`` on the hook socket as a hostile local process would; the one answer line."""
+    assert server.folder is not None
+    reader, writer = await asyncio.open_unix_connection(str(server.folder / "socket"), limit=2**24)
+    try:
+        writer.write(data)
+        await writer.drain()
+        line = await asyncio.wait_for(reader.readline(), timeout=15)
+    finally:
+        writer.close()
+    return json.loads(line)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"[" * 200_000 + b"]" * 200_000 + b"\n",  # deep JSON: RecursionError, once a dropped connection
+        b'{"token": ' + b"[" * 100_000 + b"\n",
+        b"\xff\xfe not text\n",
+    ],
+    ids=["deep-array", "deep-token", "not-utf8"],
+)
+async def test_a_request_that_is_not_json_text_gets_a_typed_deny(data):
+    server = HookCommandServer(serving(HookRunner(normalise_hooks({"PreToolUse": lambda call: None}))))
+    await server.start()
+    try:
+        answer = await _raw_exchange(server, data)
+    finally:
+        await server.stop()
+    assert answer["decision"] == "deny" and "PROTOCOL_ERROR" in answer["reason"]
+
+
+@pytest.mark.parametrize("token", ["é" * 64, "\ud800", "x"])
+async def test_a_token_that_is_not_ascii_is_refused_not_a_type_error(token):
+    server = HookCommandServer(serving(HookRunner(normalise_hooks({"PreToolUse": lambda call: None}))))
+    await server.start()
+    try:
+        line = json.dumps({"token": token, "cli": "gemini", "input": BEFORE}).encode() + b"\n"
+        answer = await _raw_exchange(server, line)
+    finally:
+        await server.stop()
+    assert answer == {
+        "decision": "deny",
+        "reason": "Denied: the hook request did not carry the runner's token.",
+    }
+
+
+async def test_a_connection_that_never_sends_its_line_is_answered_and_closed(monkeypatch):
+    from elynav_nb.agents import hook_server
+
+    monkeypatch.setattr(hook_server, "FIRST_LINE_SECONDS", 0.3)
+    server = HookCommandServer(serving(HookRunner(normalise_hooks({"PreToolUse": lambda call: None}))))
+    await server.start()
+    try:
+        answer = await _raw_exchange(server, b'{"token": "no newline ever')
+    finally:
+        await server.stop()
+    assert (
+        answer["decision"] == "deny" and "PROTOCOL_ERROR" in answer["reason"] and "0.3 s" in answer["reason"]
+    )

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from elynav_nb.agents import AgentRunner, ToolResult, ToolUse
-from elynav_nb.agents.events import HookFailed
+from elynav_nb.agents.events import HookDenied, HookFailed
 from elynav_nb.agents.hooks import HookCall, HookMatcher, allow, deny, rewrite
 from elynav_nb.agents.process import StopBounds
 
@@ -59,7 +59,16 @@ async def test_a_deny_stops_the_tool_and_the_model_reads_the_reason(tmp_path):
     ) as runner:
         result = await runner.send(f"@standin bash touch {marker}")
     tool_result = _tool_result(result)
-    assert tool_result.is_error and tool_result.text == "PreToolUse:Bash hook error: not in this notebook"
+    # claude's own words around the reason; the reason says a hook denied it on purpose
+    assert tool_result.is_error
+    assert tool_result.text == "PreToolUse:Bash hook error: Denied by a hook: not in this notebook"
+    # the transcript reads it as the deny it was, not as a hook error
+    [denied] = [event for event in result.events if isinstance(event, HookDenied)]
+    assert denied.reason == "not in this notebook" and denied.tool_use_id == tool_result.tool_use_id
+    assert tool_result.denial == denied.summary()
+    assert tool_result.summary().startswith("denied by the PreToolUse hook")
+    assert "hook error" not in tool_result.summary() and "not in this notebook" in tool_result.summary()
+    assert not any(isinstance(event, HookFailed) for event in result.events)
     assert not marker.exists()
     assert result.ended is not None and result.ended.permission_denials
     assert result.outcome == "completed"  # the turn goes on: the model was told
@@ -122,6 +131,7 @@ async def test_a_raising_callback_denies_with_a_diagnostic_event(tmp_path):
     assert failed.tool_name == "Bash" and failed.callback.endswith("broken")
     tool_result = _tool_result(result)
     assert tool_result.is_error and "broken" in tool_result.text and "never" not in tool_result.text
+    assert not tool_result.denial and not any(isinstance(event, HookDenied) for event in result.events)
     assert "hook_failed" in set(result.to_frame()["kind"])
 
 

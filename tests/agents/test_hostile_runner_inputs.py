@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import secrets
 import stat
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from elynav_nb.agents import AgentDefinition, AgentRunner
@@ -12,10 +17,14 @@ from elynav_nb.agents.adapter_settings import adapter_settings
 from elynav_nb.agents.codex_adapter import CodexAdapter
 from elynav_nb.agents.gemini_adapter import GeminiAdapter
 from elynav_nb.agents.locate import CliCommand
+from elynav_nb.agents.process import StopBounds
 from elynav_nb.errors import InvalidInput
+
+from .helpers import running_commands
 
 pytestmark = pytest.mark.anyio
 
+FAST_STOP = StopBounds(close_stdin=2.0, sigint=2.0, sigterm=1.0, sigkill=1.0, orphans=1.0)
 DEFINITION = AgentDefinition(name="elynav-tester", description="A test agent.", prompt="You are the tester.")
 
 
@@ -56,3 +65,48 @@ def test_a_home_given_by_the_caller_is_private_too(tmp_path, monkeypatch):
         CliCommand(argv=("codex",), is_standin=False, name="codex"), "0.0"
     )
     assert stat.S_IMODE(Path(home).stat().st_mode) == 0o700
+
+
+async def _gone(marker: str, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not running_commands(marker):
+            return True
+        await asyncio.sleep(0.1)
+    return not running_commands(marker)
+
+
+def _kill_leftovers(*markers: str) -> None:
+    for marker in markers:
+        for process in running_commands(marker):
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+
+
+@pytest.mark.parametrize("ending", ["the turn", "stop()"])
+async def test_a_bash_tools_background_children_end_with_the_turn_and_with_stop(
+    tmp_path, monkeypatch, ending
+):
+    """Issue 28 item 6c: ``cmd &`` and ``setsid cmd &`` of a Bash tool outlived runner.stop() on the claude path."""
+    monkeypatch.setenv("ELYNAV_STANDIN_HOME", str(tmp_path / "standin-home"))
+    tag = f"{secrets.randbelow(10**6):06d}"
+    in_group, own_session = f"3000.{tag}1", f"3000.{tag}2"
+    command = f"sleep {in_group} >/dev/null 2>&1 & setsid sleep {own_session} >/dev/null 2>&1 & echo started"
+    runner = AgentRunner(
+        DEFINITION, tmp_path, executable="standin", permission_mode="acceptEdits", stop_bounds=FAST_STOP
+    )
+    try:
+        await runner.start()
+        result = await asyncio.wait_for(runner.send(f"@standin bash {command}"), timeout=60)
+        assert result.outcome == "completed", result.error
+        started = time.monotonic()
+        while not running_commands(own_session) and time.monotonic() - started < 5:
+            await asyncio.sleep(0.05)  # setsid forks: the daemon may come a moment after the shell exits
+        if ending == "stop()":
+            await asyncio.wait_for(runner.stop(), timeout=30)
+        else:
+            assert runner.process is not None and runner.process.is_running  # the CLI stays up
+        assert await _gone(in_group) and await _gone(own_session), "a background child outlived " + ending
+    finally:
+        await asyncio.wait_for(runner.stop(), timeout=30)
+        _kill_leftovers(in_group, own_session)

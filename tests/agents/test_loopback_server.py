@@ -357,3 +357,51 @@ async def test_stop_cancels_a_call_in_flight() -> None:
         with pytest.raises(httpx.HTTPError):
             await asyncio.wait_for(pending, timeout=5)
     assert server.open_connections == 0
+
+
+async def test_idle_sockets_without_the_secret_cannot_starve_the_clis_calls() -> None:
+    """Issue 28 item 5: 64 idle sockets once reset every later connection, the CLI's own included."""
+    async with _server(add) as server:
+        idle = [await asyncio.open_connection("127.0.0.1", server.port) for _ in range(150)]
+        try:
+            await asyncio.sleep(0.1)  # all accepted: the pending room is full, and then some
+            assert server.pending_connections <= server.max_pending_connections
+            async with _mcp_client(server) as client:  # a real MCP client, as the CLI is
+                summed = await asyncio.wait_for(client.call_tool("add", {"a": 1, "b": 2}), timeout=30)
+            assert not summed.is_error and summed.content[0].text == "3"  # type: ignore[union-attr]
+            # the idle ones are answered (408) or closed within the header deadline, not kept 300 s
+            ends = await asyncio.wait_for(
+                asyncio.gather(*(reader.read() for reader, _ in idle)), timeout=server.header_timeout + 10
+            )
+            assert all(end == b"" or end.startswith(b"HTTP/1.1 408") for end in ends)
+            assert any(end.startswith(b"HTTP/1.1 408") for end in ends)
+            assert server.pending_connections == 0
+        finally:
+            for _, writer in idle:
+                writer.close()
+
+
+async def test_a_request_line_without_the_secret_gets_a_short_deadline_and_a_401_closes() -> None:
+    async with _server(add, header_timeout=0.3) as server:
+        async with httpx.AsyncClient() as http:
+            refused = await http.post(
+                server.url, json=INITIALIZE, headers={"Content-Type": "application/json"}
+            )
+        assert refused.status_code == 401 and refused.headers.get("connection") == "close"
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        answer = await asyncio.wait_for(reader.read(), timeout=5)  # sends nothing: 408 after 0.3 s
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 408")
+
+
+async def test_deep_json_gets_a_parse_error_answer_not_a_dropped_connection() -> None:
+    async with _server(add) as server:
+        async with httpx.AsyncClient() as http:
+            init = await http.post(server.url, json=INITIALIZE, headers=_headers(server))
+            deep = b"[" * 500_000 + b"]" * 500_000
+            answer = await http.post(
+                server.url,
+                content=deep,
+                headers=_headers(server, **{"Mcp-Session-Id": init.headers["mcp-session-id"]}),
+            )
+    assert answer.status_code == 400 and answer.json()["error"]["code"] == -32700

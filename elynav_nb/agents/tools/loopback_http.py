@@ -152,7 +152,7 @@ class McpHttpRules:
             return HttpAnswer.refusal(415, "the body must be application/json")
         try:
             parsed = json.loads(request.body)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # deep nesting: an answer, not a drop
             return HttpAnswer.json(400, JSON_RPC.error(None, PARSE_ERROR, "parse error"))
         messages = parsed if isinstance(parsed, list) else [parsed]
         if not messages:

@@ -16,9 +16,16 @@ How a call flows::
       -> McpToolEndpoint.handle -> the tool (an async one on this loop, a plain one on its thread)
       -> HttpAnswer -> h11 -> the socket; the connection stays open for the next request (keep-alive)
 
-Bounds: a request's head is at most ``max_header_bytes`` (431), its body ``max_body_bytes`` (413);
-a request must arrive whole within ``read_timeout`` seconds of its first byte, and an idle
-keep-alive connection is closed after ``idle_timeout``; at most ``max_connections`` at once.
+Bounds: a request's head is at most ``max_header_bytes`` (431), its body ``max_body_bytes`` (413).
+Every port on 127.0.0.1 is open to every local user, so a connection is *pending* until a request
+head carrying the secret arrives: it must send that whole head within ``header_timeout`` (1 s) of
+being accepted (408, then closed), at most ``max_pending_connections`` wait at once (one more closes
+the oldest, which a client that sends its head at once never is), and a pending connection's request
+that was refused is answered and closed. A connection whose head carried the secret is
+*authenticated* and moves to a room of its own (``max_connections``; 503 past that): each request
+must arrive whole within ``read_timeout`` of its first byte, and an idle keep-alive connection is
+closed after ``idle_timeout``. So idle sockets without the secret can neither hold a slot long nor
+take one from the CLI.
 ``start()`` binds a free port (``port=0``) and returns the URL; ``stop()`` closes the listening
 socket and every connection, a tool call in flight included (its task is cancelled): no socket
 is left. The secret (``secrets.token_urlsafe(32)`` unless given) is never logged: the log says
@@ -72,6 +79,8 @@ class LoopbackMcpServer:
         read_timeout: float = 30.0,
         idle_timeout: float = 300.0,
         max_connections: int = 64,
+        header_timeout: float = 1.0,
+        max_pending_connections: int = 64,
     ) -> None:
         if host not in ("127.0.0.1", "::1", "localhost"):
             raise InvalidInput(f"the kernel tool server listens on loopback only, not {host!r}")
@@ -84,10 +93,13 @@ class LoopbackMcpServer:
         self.read_timeout = read_timeout
         self.idle_timeout = idle_timeout
         self.max_connections = max_connections
+        self.header_timeout = header_timeout
+        self.max_pending_connections = max_pending_connections
         self.rules = McpHttpRules(endpoint, self.secret)
         self.requests_served = 0
         self._server: asyncio.Server | None = None
-        self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
+        self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}  # all of them
+        self._pending: dict[asyncio.Task[None], asyncio.StreamWriter] = {}  # no secret seen yet, oldest first
 
     # -- state ----------------------------------------------------------------------------------
 
@@ -110,6 +122,11 @@ class LoopbackMcpServer:
     @property
     def open_connections(self) -> int:
         return len(self._connections)
+
+    @property
+    def pending_connections(self) -> int:
+        """Connections that have not yet sent a request head with the secret."""
+        return len(self._pending)
 
     def __repr__(self) -> str:
         where = self.url or "not started"
@@ -162,10 +179,15 @@ class LoopbackMcpServer:
     async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
-        if self._server is None or len(self._connections) >= self.max_connections:
+        if self._server is None:
             _close_quietly(writer)
             return
+        while len(self._pending) >= self.max_pending_connections:
+            oldest, oldest_writer = next(iter(self._pending.items()))
+            del self._pending[oldest]
+            _close_quietly(oldest_writer)  # its task reads the end of the stream and ends
         self._connections[task] = writer
+        self._pending[task] = writer
         try:
             await self._serve(reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
@@ -177,35 +199,67 @@ class LoopbackMcpServer:
             logger.exception("kernel tool server: a connection failed")
         finally:
             self._connections.pop(task, None)
+            self._pending.pop(task, None)
             _close_quietly(writer)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
         connection = h11.Connection(h11.SERVER, max_incomplete_event_size=self.max_header_bytes)
+        pending_until: float | None = asyncio.get_running_loop().time() + self.header_timeout
         while True:
             try:
-                request = await self._read_request(connection, reader)
+                request = await self._read_request(connection, reader, pending_until)
             except _RequestRefused as refused:
+                self._pending.pop(task, None)  # answered and closed: its slot is free now
                 await self._write_refusal(connection, writer, refused)
                 await _linger(reader, writer)
                 return
             if request is None:
                 return  # the client closed, or stayed idle too long
+            authenticated = task not in self._pending
             answer = await self.rules.answer(request)
             self.requests_served += 1
             logger.debug(
                 "kernel tool server %s %s -> %d", request.method, request.target[:100], answer.status
             )
+            if not authenticated:
+                answer = HttpAnswer(answer.status, answer.headers, answer.body, close=True)
             await self._write_answer(connection, writer, answer)
             if answer.close or connection.our_state is not h11.DONE or connection.their_state is not h11.DONE:
                 return
+            pending_until = None
             connection.start_next_cycle()
 
+    def _authenticate(self, head: h11.Request) -> bool:
+        """Move the current connection to the authenticated room if ``head`` carries the secret.
+
+        False: it stays pending (no secret: the rules answer 401 and the connection closes).
+        ``_RequestRefused`` (503) when the room is full.
+        """
+        task = asyncio.current_task()
+        if task not in self._pending:  # closed as the oldest waiting one: its socket is gone
+            raise _RequestRefused(503, "too many connections waited for their first request")
+        authorization = _header_map(head.headers).get("authorization", "")
+        if not self.rules.authorized(authorization):
+            return False
+        if len(self._connections) - len(self._pending) >= self.max_connections:
+            raise _RequestRefused(503, f"{self.max_connections} authenticated connections are open already")
+        assert task is not None
+        del self._pending[task]
+        return True
+
     async def _read_request(
-        self, connection: h11.Connection, reader: asyncio.StreamReader
+        self, connection: h11.Connection, reader: asyncio.StreamReader, pending_until: float | None
     ) -> HttpRequest | None:
-        """The next whole request on the connection (None: closed or idle), its head and body bounded."""
+        """The next whole request on the connection (None: closed or idle), its head and body bounded.
+
+        ``pending_until``: the connection has not shown the secret yet, and its request must arrive
+        by then (a loop time); None: an authenticated connection (``read_timeout`` from the request's
+        first byte, ``idle_timeout`` before it).
+        """
         loop = asyncio.get_running_loop()
-        deadline: float | None = None  # set at the request's first byte
+        deadline: float | None = pending_until  # else set at the request's first byte
         head: h11.Request | None = None
         body = bytearray()
         while True:
@@ -239,6 +293,8 @@ class LoopbackMcpServer:
                     raise _RequestRefused(
                         431, f"the request head is larger than {self.max_header_bytes} bytes"
                     )
+                if pending_until is not None and self._authenticate(event):
+                    deadline = loop.time() + self.read_timeout  # the body's room is the CLI's own
                 length = _content_length(event.headers)
                 if length is not None and length > self.max_body_bytes:
                     raise _RequestRefused(413, f"the body is larger than {self.max_body_bytes} bytes")

@@ -11,39 +11,22 @@ A tool error: ``is_error`` True, ``structured`` ``{"code", "message", ...}`` wit
 the tool raised an ``ElynavError``), ``content`` the line ``CODE: message``.
 
 Messages carry no traceback and no secret: an exception becomes its type name and its message,
-passed through ``redact_secrets`` plus the token shapes below, and cut to a bounded length.
+passed through ``_redaction.redact_for_model`` (the path hook reasons and magic prompts take too: the
+values of the kernel's secret variables, then key, token and password shapes), and cut to a bounded length.
 """
 
 from __future__ import annotations
 
 import html
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from elynav_nb.errors import ElynavError, ToolFailed, redact_secrets
+from elynav_nb._redaction import describe_exception, redact_for_model
+from elynav_nb.errors import ElynavError, ToolFailed
 
-__all__ = ["ToolOutcome", "error_outcome", "exception_outcome", "redact_tool_text"]
+__all__ = ["ToolOutcome", "error_outcome", "exception_outcome"]
 
 MAX_MESSAGE_CHARS = 2000
-
-# Token shapes that ``redact_secrets`` (key=value, bearer, sk-...) does not catch on their own.
-_TOKEN_SHAPES = [
-    re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,})"),  # GitHub tokens
-    re.compile(r"\b(github_pat_[A-Za-z0-9_]{20,})"),
-    re.compile(r"\b((?:AKIA|ASIA)[0-9A-Z]{16})\b"),  # AWS access key ids
-    re.compile(r"\b(xox[abposr]-[A-Za-z0-9-]{10,})"),  # Slack tokens
-    re.compile(r"\b(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+)"),  # JSON Web Tokens
-    re.compile(r"\b(AIza[0-9A-Za-z_-]{30,})"),  # Google API keys
-]
-
-
-def redact_tool_text(text: str) -> str:
-    """``text`` with anything that looks like a key, token or password replaced by ``[redacted]``."""
-    text = redact_secrets(text)
-    for shape in _TOKEN_SHAPES:
-        text = shape.sub("[redacted]", text)
-    return text
 
 
 @dataclass(frozen=True)
@@ -88,13 +71,13 @@ class ToolOutcome:
 
 def error_outcome(tool_name: str, error: ElynavError, seconds: float = 0.0) -> ToolOutcome:
     """A tool error from one of our typed errors (its message redacted and bounded)."""
-    message = _bounded(redact_tool_text(error.message))
+    message = _bounded(redact_for_model(error.message))
     structured: dict[str, Any] = {"code": error.code, "message": message}
     for key, value in error.details.items():
         if isinstance(value, (str, int, float, bool)) or value is None:
-            structured[key] = redact_tool_text(value) if isinstance(value, str) else value
+            structured[key] = redact_for_model(value) if isinstance(value, str) else value
         elif isinstance(value, list) and all(isinstance(item, str) for item in value):
-            structured[key] = [redact_tool_text(item) for item in value]
+            structured[key] = [redact_for_model(item) for item in value]
     return ToolOutcome(True, f"{error.code}: {message}", structured, tool_name, seconds)
 
 
@@ -102,15 +85,9 @@ def exception_outcome(tool_name: str, exception: BaseException, seconds: float =
     """A tool error for an exception the tool raised: its type and message only, never a traceback."""
     if isinstance(exception, ElynavError):
         return error_outcome(tool_name, exception, seconds)
-    type_name = type(exception).__name__
-    try:
-        text = str(exception)
-    except Exception:  # an exception whose __str__ fails still gives its type
-        text = "(its message could not be read)"
-    message = f"{type_name}: {text}" if text else type_name
     failed = ToolFailed(
-        f"tool {tool_name!r} raised {message}",
-        details={"exception_type": type_name},
+        f"tool {tool_name!r} raised {describe_exception(exception)}",
+        details={"exception_type": type(exception).__name__},
     )
     return error_outcome(tool_name, failed, seconds)
 
