@@ -33,7 +33,7 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("lab",), "elynav_nb.lab_command", "open the walkthrough notebooks in JupyterLab (installs nothing)"),
     (("ask",), "elynav_nb.office.ask_command", "ask another agent of the office and wait for its reply"),
     (("cancel",), "elynav_nb.office.cancel_command", "cancel an ask (the user: any; an agent: its own)"),
-    (("agents", "install"), "elynav_nb.agents.install_command", "copy the Elynav agents into a workspace"),
+    (("agents", "install"), "elynav_nb.agents.definitions.install_command", "copy the Elynav agents into a workspace"),
     (("mcp", "crm"), "elynav_nb.crm.command", "serve the CRM over MCP (stdio)"),
     (("crm", "demo"), "elynav_nb.crm.demo_command", "create a deterministic demo CRM database"),
     (("mcp", "templates"), "elynav_nb.templates.command", "serve agent-template admin over MCP (stdio)"),

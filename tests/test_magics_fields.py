@@ -9,6 +9,7 @@ import pytest
 
 from elynav_nb.errors import InvalidInput
 from elynav_nb.magics.interpolation import interpolate
+
 MAX_PROMPT_CHARS = 1_000_000
 
 

@@ -1,7 +1,7 @@
 """JSON-RPC 2.0 messages as dicts, and its error codes: the production side's one helper (pure).
 
-Where it sits: under the codecs that speak JSON-RPC (``cli/acp_codec.py``: ACP over stdio;
-``cli/codex_app_codec.py``: codex app-server, which leaves the ``"jsonrpc"`` member out) and the kernel
+Where it sits: under the codecs that speak JSON-RPC (``protocols/acp/codec.py``: ACP over stdio;
+``protocols/codex/app_codec.py``: codex app-server, which leaves the ``"jsonrpc"`` member out) and the kernel
 tools' MCP side (``tools/mcp_endpoint.py``, ``tools/loopback_http.py``). They build every request,
 notification, result and error here, so the members and their order are written once; encoding a
 line stays theirs. The stand-ins (``elynav_nb/sandbox``) keep their own on purpose: they are the

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from elynav_nb.agents.conversation import Conversation
-from elynav_nb.agents.hook_runner import HookRunner
+from elynav_nb.agents.hooks.runner import HookRunner
 from elynav_nb.agents.options import RunnerOptions
 from elynav_nb.agents.plan import RunnerPlan
 

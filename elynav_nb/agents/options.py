@@ -30,11 +30,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.agents.events import PermissionRequest
-from elynav_nb.agents.hooks import DEFAULT_HOOK_TIMEOUT, Hooks, HookSet, normalise_hooks
+from elynav_nb.agents.hooks.rules import DEFAULT_HOOK_TIMEOUT, Hooks, HookSet, normalise_hooks
 from elynav_nb.agents.limits import TurnLimits, check_limits
 from elynav_nb.agents.output_schema import OutputSchema, OutputSchemaSpec, output_schema_of
-from elynav_nb.agents.process import StopBounds
 
 if TYPE_CHECKING:
     from elynav_nb.agents.tools.tool_set import KernelToolSet

@@ -10,8 +10,8 @@ also reads the agent definition once; nothing here branches on a CLI name.
 Where it sits: the facade of ``elynav_nb.agents``. It builds the settings once (``RunnerOptions``,
 frozen: ``options.py``) and the conversation (``Conversation``: ``conversation.py``), keeps the turn
 listeners, the blocking wrappers and the display; a driver runs the conversation and is its only
-writer (``persistent_driver.py``: one process, claude stream-json, codex app-server or ACP, each
-spoken to through a wire under ``agents/cli``; ``per_turn_driver.py``: a process per turn, gemini and
+writer (``drivers/persistent.py``: one process, claude stream-json, codex app-server or ACP, each
+spoken to through a wire under ``agents/protocols``; ``drivers/per_turn.py``: a process per turn, gemini and
 codex exec). The driver gets a ``RunnerContext`` and the protocol's launcher, never the runner.
 Widgets and the office subscribe to turns; nothing here imports them.
 
@@ -29,7 +29,7 @@ denied after ``permission_timeout``. What a CLI cannot do is data: ``runner.capa
 ``runner.limitations`` (empty where nothing is missing).
 
 Hooks and budgets: ``hooks={"PreToolUse": ..., "PostToolUse": ...}`` are Python callbacks that see
-each tool call and may allow it, deny it or rewrite its input (``hooks.py``; claude runs them through
+each tool call and may allow it, deny it or rewrite its input (``hooks/rules.py``; claude runs them through
 its control protocol, gemini and codex exec as command hooks, the kernel tool server on codex
 app-server; ``runner.hooks`` is the ``HookRunner``). ``max_turns`` and ``max_budget_usd`` bound each turn
 (``send(..., max_turns=, max_budget_usd=)`` overrides them for one turn); a turn that reaches one
@@ -54,18 +54,18 @@ from elynav_nb._sync import private_loop, run_sync
 from elynav_nb.agents.context import RunnerContext
 from elynav_nb.agents.conversation import Conversation, RunnerStatus
 from elynav_nb.agents.definitions import AgentDefinition
-from elynav_nb.agents.driver import Driver
+from elynav_nb.agents.drivers.base import Driver
+from elynav_nb.agents.drivers.per_turn import PerTurnDriver
+from elynav_nb.agents.drivers.persistent import PersistentDriver
+from elynav_nb.agents.drivers.process import CliProcess, StopBounds
 from elynav_nb.agents.events import AgentEvent, AgentStarted, PermissionRequest
-from elynav_nb.agents.hook_runner import HookRunner
-from elynav_nb.agents.hooks import DEFAULT_HOOK_TIMEOUT, Hooks, HookSet
-from elynav_nb.agents.launchers import PersistentLauncher
+from elynav_nb.agents.hooks.rules import DEFAULT_HOOK_TIMEOUT, Hooks, HookSet
+from elynav_nb.agents.hooks.runner import HookRunner
 from elynav_nb.agents.options import PermissionHandler, RunnerOptions, TurnOptions
 from elynav_nb.agents.output_schema import OutputSchemaSpec
-from elynav_nb.agents.per_turn_driver import PerTurnDriver
-from elynav_nb.agents.persistent_driver import PersistentDriver
 from elynav_nb.agents.plan import Capabilities, RunnerPlan
-from elynav_nb.agents.process import CliProcess, StopBounds
 from elynav_nb.agents.protocols.command import CliCommand, CliName
+from elynav_nb.agents.protocols.launcher import PersistentLauncher
 from elynav_nb.agents.protocols.registry import launcher_for, plan_runner
 from elynav_nb.agents.results import Outcome, TurnResult, history_frame
 from elynav_nb.agents.turn import Turn, prompt_text_of
@@ -260,14 +260,14 @@ class AgentRunner:
         )
         endpoint: McpToolEndpoint | None = None
         if options.tools is not None:
-            from elynav_nb.agents.kernel_tool_server import KERNEL_SERVER_NAME
+            from elynav_nb.agents.tools.kernel_tool_server import KERNEL_SERVER_NAME
             from elynav_nb.agents.tools.mcp_endpoint import McpToolEndpoint
 
             endpoint = McpToolEndpoint(options.tools, KERNEL_SERVER_NAME)
         conversation = self.conversation
         hooks = HookRunner(options.hooks, report=self._report, session_id=lambda: conversation.session_id)
         if endpoint is not None and hooks and not plan.capabilities.native_tool_hooks:
-            from elynav_nb.agents.kernel_tool_server import apply_hooks
+            from elynav_nb.agents.tools.kernel_tool_server import apply_hooks
 
             apply_hooks(endpoint, hooks)  # the CLI runs no hooks: the kernel server does
         self.hooks = hooks

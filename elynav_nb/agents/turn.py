@@ -1,7 +1,7 @@
 """``Turn``: one user message and everything the agent does until the end of its answer.
 
 Where it sits: made by ``AgentRunner.send``; its events come from the runner's driver
-(``persistent_driver.py`` or ``per_turn_driver.py``), its readers are the caller, the views and the
+(``drivers/persistent.py`` or ``drivers/per_turn.py``), its readers are the caller, the views and the
 office. A turn knows its runner through a narrow handle, ``TurnOwner``: it asks it for one thing
 only, ``abort_turn``, and its readers (a view showing the session) read the rest; the driver writes
 to the turn only through the methods of the "driver side" section below. Neither reads the other's
@@ -23,11 +23,11 @@ from collections.abc import AsyncIterator, Awaitable, Generator
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from elynav_nb._display import rich_bundle
+from elynav_nb.agents._transcript import HookDenials, TurnTranscript
 from elynav_nb.agents.events import AgentEvent, AgentStarted, TextDelta, ToolResult, ToolUse
 from elynav_nb.agents.limits import MAX_TURNS_REACHED, ModelTurnCounter, TurnLimits
 from elynav_nb.agents.protocols.command import CliCommand
 from elynav_nb.agents.results import Outcome, TurnResult, events_frame, main_text
-from elynav_nb.agents.transcript import HookDenials, TurnTranscript
 from elynav_nb.errors import InvalidInput
 
 if TYPE_CHECKING:

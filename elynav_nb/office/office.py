@@ -125,7 +125,7 @@ class Office(AskRunning, OfficeViews):
         # agent name -> its kernel tools, as AgentRunner(tools=...) takes them (refused here when bad)
         self.tools: dict[str, Any] = {}
         if tools:
-            from elynav_nb.agents.kernel_tool_server import serve_tools
+            from elynav_nb.agents.tools.kernel_tool_server import serve_tools
 
             for name, agent_tools in tools.items():
                 self.tools[name], _ = serve_tools(agent_tools)

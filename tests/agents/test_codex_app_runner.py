@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from elynav_nb.agents import AgentDefinition, AgentError, AgentRunner, PermissionRequest, TextDelta
-from elynav_nb.agents.process import StopBounds
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.errors import CliStartFailed
 
 from .helpers import our_zombies, process_alive, wait_until_gone_async

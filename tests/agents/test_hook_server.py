@@ -10,15 +10,15 @@ import sys
 
 import pytest
 
-from elynav_nb.agents.cli.gemini_hooks import (
+from elynav_nb.agents.hooks import deny, normalise_hooks, rewrite
+from elynav_nb.agents.hooks.runner import HookRunner
+from elynav_nb.agents.hooks.server import HookCommandServer
+from elynav_nb.agents.protocols.gemini.hooks import (
     GEMINI_HOOKS,
     gemini_hook_output,
     gemini_hook_settings,
     hook_call_from_gemini,
 )
-from elynav_nb.agents.hook_runner import HookRunner
-from elynav_nb.agents.hook_server import HookCommandServer
-from elynav_nb.agents.hooks import deny, normalise_hooks, rewrite
 
 pytestmark = pytest.mark.anyio
 
@@ -177,7 +177,7 @@ async def test_a_token_that_is_not_ascii_is_refused_not_a_type_error(token):
 
 
 async def test_a_connection_that_never_sends_its_line_is_answered_and_closed(monkeypatch):
-    from elynav_nb.agents import hook_server
+    from elynav_nb.agents.hooks import server as hook_server
 
     monkeypatch.setattr(hook_server, "FIRST_LINE_SECONDS", 0.3)
     server = HookCommandServer(serving(HookRunner(normalise_hooks({"PreToolUse": lambda call: None}))))

@@ -13,11 +13,11 @@ import psutil
 import pytest
 
 from elynav_nb.agents import AgentDefinition, AgentRunner
-from elynav_nb.agents.adapter_settings import adapter_settings
-from elynav_nb.agents.codex_adapter import CodexAdapter
-from elynav_nb.agents.gemini_adapter import GeminiAdapter
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.agents.locate import CliCommand
-from elynav_nb.agents.process import StopBounds
+from elynav_nb.agents.protocols.adapter_settings import adapter_settings
+from elynav_nb.agents.protocols.codex.adapter import CodexAdapter
+from elynav_nb.agents.protocols.gemini.adapter import GeminiAdapter
 from elynav_nb.errors import InvalidInput
 
 from .helpers import running_commands

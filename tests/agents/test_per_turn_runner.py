@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from elynav_nb.agents import AgentDefinition, AgentError, AgentRunner, AgentStarted, ToolUse
-from elynav_nb.agents.adapter_settings import adapter_settings
-from elynav_nb.agents.process import StopBounds
+from elynav_nb.agents.drivers.process import StopBounds
+from elynav_nb.agents.protocols.adapter_settings import adapter_settings
 from elynav_nb.errors import AgentDefinitionInvalid, CliStartFailed, InvalidInput
 
 from .helpers import our_zombies, process_alive, wait_until_gone_async

@@ -37,10 +37,10 @@ ECHO_FOLDER = Path(__file__).with_name("echo_protocol")
 ECHO_CLI = [sys.executable, str(ECHO_FOLDER / "cli.py")]
 # what a protocol folder may use of the library: the contracts, not the drivers or the runner
 CONTRACT_MODULES = {
-    "elynav_nb.agents.cli.wire",
+    "elynav_nb.agents.protocols.wire",
     "elynav_nb.agents.context",
     "elynav_nb.agents.events",
-    "elynav_nb.agents.launchers",
+    "elynav_nb.agents.protocols.launcher",
     "elynav_nb.agents.plan",
     "elynav_nb.agents.protocols.command",
     "elynav_nb.agents.protocols.registry",

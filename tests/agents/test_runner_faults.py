@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.agents.events import AgentError, AgentStarted, TextDelta, ToolResult, ToolUse, TurnEnded
-from elynav_nb.agents.process import StopBounds
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import AgentBusy, BypassRefusedAsRoot, CliNotFound, CliStartFailed, SyncCallInsideLoop
 

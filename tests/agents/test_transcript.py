@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from elynav_nb.agents._transcript import TurnTranscript
 from elynav_nb.agents.events import (
     AgentEvent,
     AgentStarted,
@@ -12,7 +13,6 @@ from elynav_nb.agents.events import (
     TurnEnded,
 )
 from elynav_nb.agents.results import main_text
-from elynav_nb.agents.transcript import TurnTranscript
 
 
 def mixed_stream() -> list[AgentEvent]:

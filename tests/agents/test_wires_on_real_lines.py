@@ -15,12 +15,6 @@ from typing import Any
 
 import pytest
 
-from elynav_nb.agents.adapter_settings import adapter_settings
-from elynav_nb.agents.cli.claude_wire import ClaudeStreamWire
-from elynav_nb.agents.cli.codex_app_wire import CodexAppServerWire
-from elynav_nb.agents.cli.codex_launch import plan_codex_runner
-from elynav_nb.agents.cli.wire import PersistentWire, TurnSink
-from elynav_nb.agents.codex_adapter import CodexAdapter
 from elynav_nb.agents.definitions import AgentDefinition
 from elynav_nb.agents.events import (
     AgentEvent,
@@ -31,8 +25,14 @@ from elynav_nb.agents.events import (
     TextDelta,
     TurnEnded,
 )
-from elynav_nb.agents.gemini_adapter import GeminiAdapter
 from elynav_nb.agents.locate import CliCommand
+from elynav_nb.agents.protocols.adapter_settings import adapter_settings
+from elynav_nb.agents.protocols.claude.wire import ClaudeStreamWire
+from elynav_nb.agents.protocols.codex.adapter import CodexAdapter
+from elynav_nb.agents.protocols.codex.app_wire import CodexAppServerWire
+from elynav_nb.agents.protocols.codex.launch import plan_codex_runner
+from elynav_nb.agents.protocols.gemini.adapter import GeminiAdapter
+from elynav_nb.agents.protocols.wire import PersistentWire, TurnSink
 from elynav_nb.agents.results import Outcome, main_text
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import AgentNotFound

@@ -28,8 +28,12 @@ Data flow: a folder -> ``load_agents`` / ``find_agent_file`` -> text -> ``AgentD
 
 from __future__ import annotations
 
-from elynav_nb.agents.agent_definition import AGENT_CLIS, ALLOWED_PERMISSION_MODES, AgentDefinition
-from elynav_nb.agents.agent_folders import (
+from elynav_nb.agents.definitions.agent_definition import (
+    AGENT_CLIS,
+    ALLOWED_PERMISSION_MODES,
+    AgentDefinition,
+)
+from elynav_nb.agents.definitions.agent_folders import (
     AGENTS_FOLDER_IN_WORKSPACE,
     builtin_agents,
     default_agents_folder,

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from elynav_nb._files import write_atomically
-from elynav_nb.agents.agent_definition import AgentDefinition, peek_name, read_agent_text
+from elynav_nb.agents.definitions.agent_definition import AgentDefinition, peek_name, read_agent_text
 from elynav_nb.errors import AgentDefinitionInvalid, AgentNotFound, Duplicate
 
 __all__ = [

@@ -29,16 +29,16 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 from elynav_nb._logging import redact
-from elynav_nb.agents.adapter_settings import kernel_tools_server
-from elynav_nb.agents.cli.per_turn_launch import KernelToolsServer
-from elynav_nb.agents.cli_adapter import PerTurnAdapter, merged_limitations
 from elynav_nb.agents.context import RunnerContext
 from elynav_nb.agents.conversation import RunnerStatus
+from elynav_nb.agents.drivers.process import CliProcess
 from elynav_nb.agents.events import AgentError, AgentEvent, TurnEnded
-from elynav_nb.agents.launchers import Launcher
 from elynav_nb.agents.limits import limit_of_ended
 from elynav_nb.agents.output_schema import OutputSchema, settle_structured
-from elynav_nb.agents.process import CliProcess
+from elynav_nb.agents.protocols.adapter_settings import kernel_tools_server
+from elynav_nb.agents.protocols.launch import KernelToolsServer
+from elynav_nb.agents.protocols.launcher import Launcher
+from elynav_nb.agents.protocols.per_turn import PerTurnAdapter, merged_limitations
 from elynav_nb.agents.results import Outcome, TurnResult, main_text
 from elynav_nb.agents.turn import Turn
 from elynav_nb.errors import AgentProcessError, AgentTimeout, ElynavError, InvalidInput, OutputInvalid
@@ -52,7 +52,7 @@ WATCHDOG_TICK = 0.25
 DESCENDANT_SCAN_INTERVAL = 2.0
 _STRUCTURED_RETRIES_EXHAUSTED = "error_max_structured_output_retries"  # claude's result subtype
 
-logger = logging.getLogger("elynav_nb.agents.driver")
+logger = logging.getLogger("elynav_nb.agents.driver")  # the README's name, wherever this module lives
 
 
 class Driver(ABC):

@@ -3,9 +3,9 @@
 Where it sits: the driver of every protocol whose plan says ``per-turn``: ``AgentRunner(definition,
 workspace, cli="gemini")`` and ``cli="codex", cli_mode="exec"`` (codex's default is app-server, the
 persistent driver). No persistent process, no control protocol: the protocol's launcher
-(``launchers.PerTurnLauncher``, built by the registry) gives the adapter (``codex_adapter.py``,
-``gemini_adapter.py``) that writes the runner's config home and builds each turn's command and
-decoder (the pure ``agents/cli`` launch builders and codecs), and says how the CLI runs ``hooks=``
+(``launchers.PerTurnLauncher``, built by the registry) gives the adapter (``protocols/codex/adapter.py``,
+``protocols/gemini/adapter.py``) that writes the runner's config home and builds each turn's command and
+decoder (the pure ``agents/protocols`` launch builders and codecs), and says how the CLI runs ``hooks=``
 as commands; ``CliProcess`` supervises the process. Nothing here names a CLI.
 
 How data flows::
@@ -50,12 +50,11 @@ import weakref
 from typing import Any
 
 from elynav_nb._logging import WIRE_LOGGER_NAME
-from elynav_nb.agents.adapter_settings import adapter_settings
-from elynav_nb.agents.cli.per_turn_launch import TurnCommand
-from elynav_nb.agents.cli_adapter import PerTurnAdapter, PerTurnDecoder
 from elynav_nb.agents.context import RunnerContext
 from elynav_nb.agents.conversation import RunnerStatus
-from elynav_nb.agents.driver import DESCENDANT_SCAN_INTERVAL, WATCHDOG_TICK, Driver
+from elynav_nb.agents.drivers.base import DESCENDANT_SCAN_INTERVAL, WATCHDOG_TICK, Driver
+from elynav_nb.agents.drivers.process import CliProcess, StopBounds
+from elynav_nb.agents.drivers.reaper import register_process
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -65,11 +64,12 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
-from elynav_nb.agents.hook_server import HookCommandServer
-from elynav_nb.agents.launchers import PerTurnLauncher
-from elynav_nb.agents.process import CliProcess, StopBounds
+from elynav_nb.agents.hooks.server import HookCommandServer
+from elynav_nb.agents.protocols.adapter_settings import adapter_settings
 from elynav_nb.agents.protocols.command import cli_version
-from elynav_nb.agents.reaper import register_process
+from elynav_nb.agents.protocols.launch import TurnCommand
+from elynav_nb.agents.protocols.launcher import PerTurnLauncher
+from elynav_nb.agents.protocols.per_turn import PerTurnAdapter, PerTurnDecoder
 from elynav_nb.agents.results import Outcome
 from elynav_nb.agents.turn import Turn
 from elynav_nb.errors import CliExited, CliStartFailed, ElynavError

@@ -4,7 +4,7 @@ Where it sits: the driver of ``AgentRunner`` for every protocol with one process
 (claude stream-json, codex app-server, ACP agents: the plan's ``persistent`` driver). It owns the
 ``CliProcess`` (I/O), feeds its stdout lines to the wire's decoder, routes control answers to their
 futures, surfaces permission prompts, and hands conversation events to the turn in flight. The
-protocol itself (what to write, how to read it) is the wire's (``agents/cli/*_wire.py``); the launch
+protocol itself (what to write, how to read it) is the wire's (``protocols/<cli>/wire.py``); the launch
 step (locate, files, command) is the protocol's launcher (``launchers.PersistentLauncher``, built by
 the registry). Neither knows which CLI it is.
 
@@ -43,11 +43,11 @@ from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from elynav_nb._logging import WIRE_LOGGER_NAME
-from elynav_nb.agents.cli.wire import PersistentWire, TurnSink
-from elynav_nb.agents.cli_adapter import PerTurnAdapter
 from elynav_nb.agents.context import RunnerContext
 from elynav_nb.agents.conversation import RunnerStatus
-from elynav_nb.agents.driver import DESCENDANT_SCAN_INTERVAL, WATCHDOG_TICK, Driver, ignore_outcome
+from elynav_nb.agents.drivers.base import DESCENDANT_SCAN_INTERVAL, WATCHDOG_TICK, Driver, ignore_outcome
+from elynav_nb.agents.drivers.process import CliProcess
+from elynav_nb.agents.drivers.reaper import register_process
 from elynav_nb.agents.events import (
     AgentEvent,
     AgentStarted,
@@ -60,10 +60,10 @@ from elynav_nb.agents.events import (
     TextDelta,
     TurnEnded,
 )
-from elynav_nb.agents.launchers import Launch, LaunchRequest, PersistentLauncher
 from elynav_nb.agents.output_schema import OutputSchema
-from elynav_nb.agents.process import CliProcess
-from elynav_nb.agents.reaper import register_process
+from elynav_nb.agents.protocols.launcher import Launch, LaunchRequest, PersistentLauncher
+from elynav_nb.agents.protocols.per_turn import PerTurnAdapter
+from elynav_nb.agents.protocols.wire import PersistentWire, TurnSink
 from elynav_nb.agents.results import Outcome
 from elynav_nb.agents.turn import Turn
 from elynav_nb.errors import AgentBusy, AgentTimeout, CliExited, ElynavError

@@ -20,7 +20,7 @@ a mark in its environment (``process_tree.py``), which every process it starts i
 of each turn of a CLI that stays up) those no longer under the CLI. ``kill_now()`` does the forced
 steps synchronously, for the atexit/finalizer reaper.
 
-Logging (``elynav_nb.agents.process``): spawn and exit at INFO, the stop steps at DEBUG (a forced
+Logging (``elynav_nb.agents.process``, the README's name): spawn and exit at INFO, the stop steps at DEBUG (a forced
 SIGTERM or SIGKILL at INFO); the command line and the environment given to the CLI at DEBUG, the
 values of its secret variables redacted (``process.redactor``, which the drivers use for each line).
 """
@@ -42,7 +42,7 @@ from pathlib import Path
 import psutil
 
 from elynav_nb._logging import Redactor
-from elynav_nb.agents.process_tree import (
+from elynav_nb.agents.drivers.process_tree import (
     MARK_VARIABLE,
     ProcessIdentity,
     end_processes,
@@ -55,7 +55,7 @@ from elynav_nb.errors import CliExited, CliNotFound, redact_secrets
 
 __all__ = ["CliProcess", "StderrTail", "StopBounds"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("elynav_nb.agents.process")  # the README's name, wherever this module lives
 
 READ_CHUNK_BYTES = 256 * 1024
 STREAM_BUFFER_LIMIT = 4 * 1024 * 1024
@@ -309,7 +309,9 @@ class CliProcess:
         snapshot = identities_of(self._children())
         if marked and self._process is not None:
             snapshot.update(identities_of(marked_processes(self.mark, self._started_at)))
-            snapshot.pop(self._process.pid, None)  # the CLI carries the mark too: it is not its own descendant
+            snapshot.pop(
+                self._process.pid, None
+            )  # the CLI carries the mark too: it is not its own descendant
         return snapshot
 
     def _children(self) -> list[psutil.Process]:

@@ -1,6 +1,6 @@
 """Every process a CLI or a terminal command started, found and ended by pid: the mark and the identities.
 
-Where it sits: under ``process.py`` (a CLI and its tools) and ``acp_terminals.py`` (the commands an
+Where it sits: under ``process.py`` (a CLI and its tools) and ``protocols/acp/terminals.py`` (the commands an
 ACP agent runs through us). I/O only (``/proc`` through psutil, signals); no protocol.
 
 Why a mark: a process started in a session of its own (``setsid cmd &``, a double fork, the

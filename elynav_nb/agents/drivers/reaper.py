@@ -11,7 +11,7 @@ from __future__ import annotations
 import atexit
 import weakref
 
-from elynav_nb.agents.process import CliProcess
+from elynav_nb.agents.drivers.process import CliProcess
 
 __all__ = ["live_process_count", "reap_all", "register_process"]
 

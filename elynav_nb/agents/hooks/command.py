@@ -1,9 +1,9 @@
 """The hook command a CLI runs for each tool call: its stdin to the runner's hook server, the answer to stdout.
 
 Where it sits: written into a CLI's hook settings by the runner (gemini's ``settings.json`` hooks;
-``cli/gemini_hooks.py``) as ``<python> <this file> <folder> <cli>``; it runs as a plain script
+``protocols/gemini/hooks.py``) as ``<python> <this file> <folder> <cli>``; it runs as a plain script
 (standard library only, no package import: it starts in a few tens of milliseconds). ``<folder>`` is
-the runner's private hook folder (mode 0700, made by ``hook_server.HookCommandServer``): its
+the runner's private hook folder (mode 0700, made by ``hooks/server.HookCommandServer``): its
 ``socket`` (the server) and ``token`` (the runner's secret, mode 0600).
 
 How data flows::

@@ -33,7 +33,7 @@ kernel's loop and cannot be cut while it runs: its late answer is replaced by a 
 
 Where it sits: the pure part of hooks (this module: the config normalised into a ``HookSet``, the
 decisions, and how a decision reads in claude's hook output; gemini's and codex's in
-``cli/gemini_hooks.py`` and ``cli/codex_hooks.py``) under the running part (``hook_runner.HookRunner``:
+``protocols/gemini/hooks.py`` and ``protocols/codex/hooks.py``) under the running part (``hooks/runner.HookRunner``:
 calls the callbacks with their timeouts, reports ``HookFailed``). No I/O here.
 
 How data flows, claude (native hooks through the control protocol)::
@@ -49,8 +49,8 @@ timeouts plus a margin, so our own deny always answers first.
 
 gemini 0.61.0 and codex 0.171.0 ``exec`` (their own command hooks, verified on the binaries)::
 
-    HookSet -> gemini ``settings.json`` hooks / codex ``$CODEX_HOME/hooks.json`` (``cli/gemini_hooks.py``,
-      ``cli/codex_hooks.py``): one command per event, ``hook_command.py`` -> the runner's
+    HookSet -> gemini ``settings.json`` hooks / codex ``$CODEX_HOME/hooks.json`` (``protocols/gemini/hooks.py``,
+      ``protocols/codex/hooks.py``): one command per event, ``hooks/command.py`` -> the runner's
       ``HookCommandServer`` (a private Unix socket and a token) -> HookRunner.serve -> the
       CLI's hook output on the command's stdout
 

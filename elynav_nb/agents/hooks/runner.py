@@ -4,7 +4,7 @@ Where it sits: ``AgentRunner.hooks`` (one per runner). Its callers: claude's wir
 ``hook_callback`` request server, and gemini's and codex exec's hook commands, through the runner's
 ``HookCommandServer``: both ``serve(dialect, hook_input)``, the dialect (``hooks.HookDialect``) being the
 protocol's own way to ask and answer; and the kernel tool server, through ``before_tool`` / ``after_tool``
-(the contract is in ``hooks.py``'s docstring). The config and the decisions are the pure ``hooks.py``;
+(the contract is in ``rules.py``'s docstring). The config and the decisions are the pure ``rules.py``;
 this module only calls the callbacks and times them; it knows no CLI by name.
 
 How data flows::
@@ -30,7 +30,7 @@ from typing import Any
 
 from elynav_nb._redaction import describe_exception, redact_for_model
 from elynav_nb.agents.events import AgentEvent, HookDenied, HookFailed
-from elynav_nb.agents.hooks import (
+from elynav_nb.agents.hooks.rules import (
     HookCall,
     HookDecision,
     HookDialect,
@@ -109,7 +109,7 @@ class HookRunner:
     # -- running -------------------------------------------------------------------------------------
 
     async def run(self, call: HookCall) -> HookDecision | None:
-        """The matching callbacks of ``call.event``, in order (see ``hooks.py`` for the rules)."""
+        """The matching callbacks of ``call.event``, in order (see ``rules.py`` for the rules)."""
         current_input = dict(call.tool_input)
         rewritten = False
         allowed: HookDecision | None = None

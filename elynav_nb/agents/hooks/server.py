@@ -1,7 +1,7 @@
 """``HookCommandServer``: the runner's end of command hooks, a Unix socket in a private folder, with a secret.
 
 Where it sits: started by the per-turn driver for a gemini runner with hooks (gemini runs hooks as
-commands: ``cli/gemini_hooks.py``), stopped with the runner. Each hook command (``hook_command.py``)
+commands: ``protocols/gemini/hooks.py``), stopped with the runner. Each hook command (``hooks/command.py``)
 connects, sends one line ``{"token", "cli", "input"}``, and reads one line back: what ``serve``
 (``HookRunner.serve`` in the protocol's dialect) answered.
 
@@ -63,7 +63,7 @@ class HookCommandServer:
     def command(self, cli: str) -> list[str]:
         """The hook command line a CLI runs (``start()`` first)."""
         assert self.folder is not None, "start() first"
-        return [sys.executable, str(Path(__file__).with_name("hook_command.py")), str(self.folder), cli]
+        return [sys.executable, str(Path(__file__).with_name("command.py")), str(self.folder), cli]
 
     async def start(self) -> None:
         """Open the socket (idempotent)."""

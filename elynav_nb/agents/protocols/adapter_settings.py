@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from elynav_nb.agents.cli.per_turn_launch import KernelToolsServer
-from elynav_nb.agents.cli_adapter import PerTurnSettings, default_home
 from elynav_nb.agents.context import RunnerContext
 from elynav_nb.agents.definitions import AgentDefinition
+from elynav_nb.agents.protocols.launch import KernelToolsServer
+from elynav_nb.agents.protocols.per_turn import PerTurnSettings, default_home
 
 if TYPE_CHECKING:
     from elynav_nb.agents.tools.loopback_server import LoopbackMcpServer

@@ -1,6 +1,6 @@
 """Shared pieces of the codecs of the process-per-turn CLIs, codex and gemini (pure, no I/O).
 
-Where it sits: imported by ``codex_codec``, ``gemini_codec`` and ``codex_app_codec``. ``parse_json_line`` turns one
+Where it sits: imported by ``codex/exec_codec.py``, ``gemini/codec.py`` and ``codex/app_codec.py``. ``parse_json_line`` turns one
 stdout line into a dict or one ``AgentError`` (orjson first, the standard library for the lines
 it refuses, as the claude codec does); the ``as_*`` helpers read loosely typed fields without
 trusting them; ``TurnVerdict`` is how a turn ended once its process is gone (each decoder's

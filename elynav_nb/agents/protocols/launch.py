@@ -1,6 +1,6 @@
 """Shared pieces of the command builders of the process-per-turn CLIs, codex and gemini (pure).
 
-Where it sits: imported by ``codex_launch`` and ``gemini_launch``. Nothing here touches the
+Where it sits: imported by ``codex/launch.py`` and ``gemini/launch.py``. Nothing here touches the
 disk or the process table: the runner reads ``.mcp.json`` and hands its ``mcpServers`` here, and
 writes the ``ConfigFile`` objects the builders return before it spawns.
 

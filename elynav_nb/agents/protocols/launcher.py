@@ -6,10 +6,10 @@ CLI it is. Every protocol has one, in one vocabulary:
 
 - a persistent protocol (one process per conversation: claude stream-json, codex app-server, ACP)
   has a ``PersistentLauncher``: ``launch`` returns a ``Launch``, the command and a new wire for that
-  process (``agents/cli/wire.py``: the protocol as an object, no I/O);
+  process (``protocols/wire.py``: the protocol as an object, no I/O);
 - a per-turn protocol (a process per turn: codex exec, gemini) has a ``PerTurnLauncher``: its
   ``adapter`` writes the runner's CLI home and gives each turn's command and decoder
-  (``cli_adapter.py``); its hook methods say how the CLI runs ``hooks=`` as commands.
+  (``protocols/per_turn.py``); its hook methods say how the CLI runs ``hooks=`` as commands.
 
 Both locate the CLI by the entry's ``CliLocation`` (``locate``); the driver writes what was found
 into the conversation. Launchers take the runner's ``RunnerContext`` (options, plan, conversation,
@@ -31,15 +31,15 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
-from elynav_nb.agents.adapter_settings import adapter_settings
-from elynav_nb.agents.cli.per_turn_launch import KernelToolsServer
-from elynav_nb.agents.cli.wire import PersistentWire
-from elynav_nb.agents.cli_adapter import PerTurnAdapter, PerTurnSettings
 from elynav_nb.agents.context import RunnerContext
-from elynav_nb.agents.hooks import HookDialect, HookSet
+from elynav_nb.agents.hooks.rules import HookDialect, HookSet
 from elynav_nb.agents.limits import TurnLimits
 from elynav_nb.agents.output_schema import OutputSchema
+from elynav_nb.agents.protocols.adapter_settings import adapter_settings
 from elynav_nb.agents.protocols.command import CliCommand, CliLocation, locate_command
+from elynav_nb.agents.protocols.launch import KernelToolsServer
+from elynav_nb.agents.protocols.per_turn import PerTurnAdapter, PerTurnSettings
+from elynav_nb.agents.protocols.wire import PersistentWire
 
 __all__ = ["Launch", "LaunchRequest", "Launcher", "PerTurnLauncher", "PersistentLauncher"]
 

@@ -1,8 +1,8 @@
 """The CLI adapters' common part: a runner's settings, its private CLI home, and the adapter contract.
 
-Where it sits: below the drivers. An adapter (``codex_adapter.CodexAdapter``,
-``gemini_adapter.GeminiAdapter``) turns the runner's settings and the agent definition into a plan of
-the pure layers in ``agents/cli`` (``codex_launch`` / ``gemini_launch``), and does the little I/O
+Where it sits: below the drivers. An adapter (``codex/adapter.CodexAdapter``,
+``gemini/adapter.GeminiAdapter``) turns the runner's settings and the agent definition into a plan of
+the pure layers in ``agents/protocols`` (``codex/launch.py`` / ``gemini/launch.py``), and does the little I/O
 that needs: it reads the workspace's ``.mcp.json``, writes the runner's config files (atomically),
 links the user's CLI login into the runner's home, and looks for a conversation's file before
 resuming it. The per-turn driver uses an adapter for every turn (command, decoder); the codex
@@ -44,17 +44,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from elynav_nb._files import write_atomically
-from elynav_nb.agents.cli.per_turn_codec import TurnVerdict
-from elynav_nb.agents.cli.per_turn_launch import (
+from elynav_nb.agents.events import AgentEvent
+from elynav_nb.agents.output_schema import OutputSchema
+from elynav_nb.agents.protocols.codec import TurnVerdict
+from elynav_nb.agents.protocols.command import CliCommand, CliName
+from elynav_nb.agents.protocols.launch import (
     ConfigFile,
     KernelToolsServer,
     McpServer,
     TurnCommand,
     read_mcp_servers,
 )
-from elynav_nb.agents.events import AgentEvent
-from elynav_nb.agents.output_schema import OutputSchema
-from elynav_nb.agents.protocols.command import CliCommand, CliName
 from elynav_nb.errors import InvalidInput
 
 __all__ = [

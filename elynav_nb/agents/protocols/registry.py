@@ -8,7 +8,7 @@ a runner uses is decided here once (``plan_runner``); everything else reads the 
   style (``control``, ``command``, ``kernel``), how kernel tools reach the CLI (``pipe`` or
   ``loopback``), what it accepts (``cli_config``, a ``session_id`` of ours);
 - ``location`` (``protocols/command.CliLocation``): how its CLI is found, and the hint when it is not;
-- ``launcher``: how to build its launch step (``launchers.py``: persistent, or a process per turn);
+- ``launcher``: how to build its launch step (``protocols/launcher.py``: persistent, or a process per turn);
 - ``mode_variable``: the environment variable that picks the CLI's default mode.
 
 Adding a protocol is one folder and one ``register_protocol(ProtocolEntry(...))``; the built-in
@@ -29,11 +29,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from elynav_nb.agents.cli.acp_launch import ACP_NOTES
-from elynav_nb.agents.cli.gemini_launch import KERNEL_TOKEN_NOTE
 from elynav_nb.agents.definitions import AgentDefinition, builtin_agents, find_agent_file
-from elynav_nb.agents.launchers import Launcher
 from elynav_nb.agents.plan import Capabilities, ProtocolTraits, RunnerPlan
+from elynav_nb.agents.protocols.acp.launch import ACP_NOTES
 from elynav_nb.agents.protocols.acp.launcher import ACP_HOOK_NOTES, ACP_LOCATION, AcpLauncher
 from elynav_nb.agents.protocols.claude.launcher import CLAUDE_LOCATION, ClaudeLauncher
 from elynav_nb.agents.protocols.codex.launcher import (
@@ -46,12 +44,14 @@ from elynav_nb.agents.protocols.codex.launcher import (
     CodexExecLauncher,
 )
 from elynav_nb.agents.protocols.command import CliLocation, CliName
+from elynav_nb.agents.protocols.gemini.launch import KERNEL_TOKEN_NOTE
 from elynav_nb.agents.protocols.gemini.launcher import (
     GEMINI_HOOK_NOTES,
     GEMINI_LOCATION,
     GEMINI_NOTES,
     GeminiLauncher,
 )
+from elynav_nb.agents.protocols.launcher import Launcher
 from elynav_nb.errors import ElynavError, InvalidInput
 
 __all__ = [

@@ -1,10 +1,10 @@
 """What a wire is: the protocol of one persistent agent CLI, as an object with no I/O of its own.
 
-Where it sits: between the persistent driver (``agents/persistent_driver.py``: the process, the
+Where it sits: between the persistent driver (``drivers/persistent.py``: the process, the
 watchdog, the bounded stop, control futures, permission prompts) and the pure codecs of this folder.
 A wire decides what to say and how to read what the CLI says; the driver says it and waits. Each
-persistent protocol has one wire: ``claude_wire.ClaudeStreamWire`` (stream-json control protocol),
-``codex_app_wire.CodexAppServerWire`` (JSON-RPC), ``acp_wire.AcpWire`` (any Agent Client Protocol agent).
+persistent protocol has one wire: ``claude/wire.ClaudeStreamWire`` (stream-json control protocol),
+``codex/app_wire.CodexAppServerWire`` (JSON-RPC), ``acp/wire.AcpWire`` (any Agent Client Protocol agent).
 
 How data flows::
 

@@ -16,9 +16,9 @@ the launchers ask this module what to put on the command line. The transport per
   driver starts a ``LoopbackMcpServer`` (``agents/tools/loopback_server.py``: MCP streamable HTTP on
   127.0.0.1, on the runner's loop) with the runner and stops it with the runner; a secret per start,
   sent as ``Authorization: Bearer`` and carried to the CLI in ``ELYNAV_KERNEL_TOOLS_TOKEN`` only. The
-  CLI's config names it (``cli/codex_launch.kernel_tools_table``: ``[mcp_servers.kernel] url`` +
+  CLI's config names it (``protocols/codex/launch.kernel_tools_table``: ``[mcp_servers.kernel] url`` +
   ``bearer_token_env_var``, approved without asking, the variable kept out of codex's commands;
-  ``cli/gemini_launch.kernel_tools_settings``: ``mcpServers.kernel.httpUrl`` + a
+  ``protocols/gemini/launch.kernel_tools_settings``: ``mcpServers.kernel.httpUrl`` + a
   ``${ELYNAV_KERNEL_TOOLS_TOKEN}`` header gemini expands, ``trust: true``). Names as the model sees
   them (checked on codex-cli 0.171.0 and gemini 0.61.0): codex defers MCP tools behind its
   ``tool_search`` and calls ``{"namespace": "mcp__kernel", "name": "<tool>"}``; gemini calls
@@ -39,14 +39,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from elynav_nb.agents.agent_definition import AgentDefinition
-from elynav_nb.agents.cli.per_turn_launch import refuse_taken_server_name
+from elynav_nb.agents.definitions.agent_definition import AgentDefinition
+from elynav_nb.agents.protocols.launch import refuse_taken_server_name
 from elynav_nb.agents.tools.mcp_endpoint import GateVerdict, McpToolEndpoint
 from elynav_nb.agents.tools.outcome import ToolOutcome
 from elynav_nb.agents.tools.tool_set import KernelToolSet, tool_set_of
 
 if TYPE_CHECKING:
-    from elynav_nb.agents.hook_runner import HookRunner
+    from elynav_nb.agents.hooks.runner import HookRunner
 
 __all__ = [
     "KERNEL_SERVER_NAME",

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from elynav_nb.sandbox.claude.standin_tools import split_rules
+from elynav_nb.sandbox.claude.tools import split_rules
 
 __all__ = ["BUILTIN_AGENTS", "AgentCatalogue", "AgentDefinition", "load_agent_catalogue", "parse_tool_names"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from elynav_nb.sandbox.claude.standin_tools import split_rules
+from elynav_nb.sandbox.claude.tools import split_rules
 
 __all__ = [
     "HELP_TEXT",

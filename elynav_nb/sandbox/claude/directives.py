@@ -1,6 +1,6 @@
 """The ``@standin`` directive language: which scripted behaviour a user message asks for. Pure.
 
-Where it sits: ``standin_turns`` calls ``parse_message`` on the text of each user message. A directive is
+Where it sits: ``turns`` calls ``parse_message`` on the text of each user message. A directive is
 one line ``@standin <name> <args>``; every other line is ordinary text, answered with the deterministic
 echo reply. Directives run in the order written, so one message can chain several tool uses.
 

@@ -1,7 +1,7 @@
 """The stand-in's hook callbacks: ``PreToolUse`` / ``PostToolUse`` asked of the host, as the real CLI does.
 
-Where it sits: a layer of the stand-in's turn, between ``standin_streaming.ResponseStreaming`` (below)
-and ``standin_tool_calls.ToolRoundTrips`` (above, which calls it around each tool). The hooks are
+Where it sits: a layer of the stand-in's turn, between ``streaming.ResponseStreaming`` (below)
+and ``tool_calls.ToolRoundTrips`` (above, which calls it around each tool). The hooks are
 the ``hooks`` field of the host's ``initialize`` (``{Event: [{matcher, hookCallbackIds, timeout}]}``),
 kept in ``SessionState.hooks`` by the process.
 
@@ -29,9 +29,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from elynav_nb.sandbox.claude import standin_wire as wire
-from elynav_nb.sandbox.claude.standin_sessions import standin_home
-from elynav_nb.sandbox.claude.standin_streaming import ResponseStreaming
+from elynav_nb.sandbox.claude import wire as wire
+from elynav_nb.sandbox.claude.sessions import standin_home
+from elynav_nb.sandbox.claude.streaming import ResponseStreaming
 
 __all__ = ["HookSteps", "PreToolVerdict"]
 

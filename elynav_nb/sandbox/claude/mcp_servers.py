@@ -2,8 +2,8 @@
 
 Where it sits: ``claude_standin`` loads the configuration at start-up (``load_mcp_configuration``, which
 raises ``FlagError`` with the real CLI's text on a bad file) and starts an ``McpHub`` in the background;
-``standin_tool_calls`` calls ``McpHub.call_tool`` for ``@standin mcp``. Stdio servers are spawned; ``sdk``
-servers (in the host's process) are reached over the control channel (``standin_sdk_mcp``) once the host's
+``tool_calls`` calls ``McpHub.call_tool`` for ``@standin mcp``. Stdio servers are spawned; ``sdk``
+servers (in the host's process) are reached over the control channel (``sdk_mcp``) once the host's
 ``initialize`` arrives; an http/sse entry is reported ``failed`` (the stand-in does not dial out).
 
 Each stdio server runs **in the stand-in's own process group**, as under the real CLI: the mcp SDK's
@@ -32,8 +32,8 @@ from typing import Any, TextIO
 import anyio
 from anyio.streams.text import TextReceiveStream
 
-from elynav_nb.sandbox.claude.standin_args import FlagError
-from elynav_nb.sandbox.claude.standin_sdk_mcp import ControlChannel, sdk_control_transport
+from elynav_nb.sandbox.claude.args import FlagError
+from elynav_nb.sandbox.claude.sdk_mcp import ControlChannel, sdk_control_transport
 
 __all__ = [
     "McpHub",

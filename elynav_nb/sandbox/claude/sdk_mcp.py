@@ -1,6 +1,6 @@
 """SDK MCP servers for the stand-in: a real MCP client whose messages ride ``mcp_message`` control requests.
 
-Where it sits: ``standin_mcp.McpHub`` opens an ``mcp.Client`` per configured server; for an
+Where it sits: ``mcp_servers.McpHub`` opens an ``mcp.Client`` per configured server; for an
 ``{"type": "sdk", "name": ...}`` entry of ``--mcp-config`` (claude-agent-sdk's in-process servers, and
 elynav's kernel tools) the client's transport is ``sdk_control_transport`` below, as in the real CLI
 2.1.332: each JSON-RPC message the client writes becomes one ``control_request`` on stdout

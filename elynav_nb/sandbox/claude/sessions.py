@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elynav_nb.sandbox.claude.standin_wire import now_timestamp
+from elynav_nb.sandbox.claude.wire import now_timestamp
 
 __all__ = ["SessionStore", "TranscriptEntry", "standin_home"]
 

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elynav_nb.sandbox.claude import standin_wire as wire
-from elynav_nb.sandbox.claude.standin_agents import AgentCatalogue, load_agent_catalogue
-from elynav_nb.sandbox.claude.standin_args import FlagError, StandinOptions
-from elynav_nb.sandbox.claude.standin_mcp import McpServerConfig, load_mcp_configuration
-from elynav_nb.sandbox.claude.standin_sessions import SessionStore, TranscriptEntry, standin_home
-from elynav_nb.sandbox.claude.standin_structured import SchemaFlagError, load_schema
+from elynav_nb.sandbox.claude import wire as wire
+from elynav_nb.sandbox.claude.agents import AgentCatalogue, load_agent_catalogue
+from elynav_nb.sandbox.claude.args import FlagError, StandinOptions
+from elynav_nb.sandbox.claude.mcp_servers import McpServerConfig, load_mcp_configuration
+from elynav_nb.sandbox.claude.sessions import SessionStore, TranscriptEntry, standin_home
+from elynav_nb.sandbox.claude.structured import SchemaFlagError, load_schema
 
 DEFAULT_TOOLS = [
     "Task", "Bash", "CronCreate", "CronDelete", "CronList", "Edit", "EnterWorktree", "ExitWorktree", "ListAgents",

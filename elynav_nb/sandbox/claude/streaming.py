@@ -1,9 +1,9 @@
 """The stand-in's streamed API responses: the lines every turn shares, one response as the CLI writes it.
 
-Where it sits: the base of the stand-in's turn (``standin_turns.TurnRunner`` builds on
-``standin_tool_calls.ToolRoundTrips``, which builds on ``ResponseStreaming``). It holds the turn's
+Where it sits: the base of the stand-in's turn (``turns.TurnRunner`` builds on
+``tool_calls.ToolRoundTrips``, which builds on ``ResponseStreaming``). It holds the turn's
 ``session`` (``SessionState``), ``user_message`` and ``state`` (``TurnState``) and writes lines through
-``session.emit``; their shape comes from ``standin_wire``.
+``session.emit``; their shape comes from ``wire``.
 
 How data flows, one API response::
 
@@ -25,8 +25,8 @@ import json
 import time
 from typing import Any
 
-from elynav_nb.sandbox.claude import standin_wire as wire
-from elynav_nb.sandbox.claude.standin_turn_state import (
+from elynav_nb.sandbox.claude import wire as wire
+from elynav_nb.sandbox.claude.turn_state import (
     FLOOD_BATCH_LINES,
     SessionState,
     TurnState,

@@ -1,8 +1,8 @@
 """The stand-in's ``--json-schema``: the schema checked at start-up, the value its "model" answers, the checks.
 
-Where it sits: ``standin_start.plan_start`` calls ``load_schema`` (the real CLI's start-up errors);
-``standin_turns`` ends a turn of a process started with ``--json-schema`` with a ``StructuredOutput``
-tool use (``standin_turns._structured_ending``). Pure: no I/O.
+Where it sits: ``start.plan_start`` calls ``load_schema`` (the real CLI's start-up errors);
+``turns`` ends a turn of a process started with ``--json-schema`` with a ``StructuredOutput``
+tool use (``turns._structured_ending``). Pure: no I/O.
 
 What the real claude 2.1.332 does (checked against the fake model API), and so the stand-in:
 

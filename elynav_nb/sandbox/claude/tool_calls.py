@@ -1,7 +1,7 @@
 """The stand-in's tool round trips: a tool_use response, the permission step, the tool, its tool_result.
 
-Where it sits: ``ToolRoundTrips`` is the middle layer of the stand-in's turn (``standin_turns.TurnRunner``
-builds on it; it builds on ``standin_streaming.ResponseStreaming`` for the response lines). The
+Where it sits: ``ToolRoundTrips`` is the middle layer of the stand-in's turn (``turns.TurnRunner``
+builds on it; it builds on ``streaming.ResponseStreaming`` for the response lines). The
 script (``TurnRunner._play``) calls ``_tool_round_trip`` once per tool directive (``@standin bash``,
 ``ask``, ``mcp``, ``sleep-tool``, ``big-result``, ``subagent``).
 
@@ -10,11 +10,11 @@ How data flows, one tool use::
     directive -> _tool_call_for: tool name, input, MCP server
       -> one API response with the tool_use block (input streamed as input_json_delta)
       -> over --max-budget-usd (``@standin cost``): BudgetExhausted, the tool does not run
-      -> the PreToolUse hooks (``standin_hooks``): deny, a new input, or an approval
-      -> _permission_step: the rules (``standin_tools.decide_permission``) allow, deny (a denied
+      -> the PreToolUse hooks (``hooks``): deny, a new input, or an approval
+      -> _permission_step: the rules (``tools.decide_permission``) allow, deny (a denied
          tool_result, ``_write_denied``) or ask: a ``can_use_tool`` control request, then wait for
          the answer the process hands over (no timeout, like the real CLI)
-      -> _run_tool: Bash (``standin_tools.BashTool``), an MCP tool (``McpHub.call_tool``,
+      -> _run_tool: Bash (``tools.BashTool``), an MCP tool (``McpHub.call_tool``,
          ``_write_mcp_result``) or the Task subagent (``_run_subagent``)
       -> the ``user`` tool_result line -> the PostToolUse hooks -> a one-line summary for the final reply
 
@@ -30,11 +30,11 @@ import shlex
 import time
 from typing import Any
 
-from elynav_nb.sandbox.claude import standin_wire as wire
-from elynav_nb.sandbox.claude.standin_directives import Directive
-from elynav_nb.sandbox.claude.standin_hooks import HookSteps
-from elynav_nb.sandbox.claude.standin_tools import BashTool, bash_result_content, decide_permission
-from elynav_nb.sandbox.claude.standin_turn_state import STANDIN_TAG, BudgetExhausted, estimate_tokens
+from elynav_nb.sandbox.claude import wire as wire
+from elynav_nb.sandbox.claude.directives import Directive
+from elynav_nb.sandbox.claude.hooks import HookSteps
+from elynav_nb.sandbox.claude.tools import BashTool, bash_result_content, decide_permission
+from elynav_nb.sandbox.claude.turn_state import STANDIN_TAG, BudgetExhausted, estimate_tokens
 
 __all__ = ["ToolRoundTrips"]
 

@@ -1,6 +1,6 @@
 """The stand-in's tools: the permission policy (pure) and the Bash tool runner (a real subprocess).
 
-Where it sits: called by ``standin_tool_calls`` for each scripted tool use. ``decide_permission`` mirrors the
+Where it sits: called by ``tool_calls`` for each scripted tool use. ``decide_permission`` mirrors the
 real CLI's rules closely enough for tests: read-only shell commands run in every mode but ``plan``;
 ``--allowedTools`` rules and the ``acceptEdits``/``auto``/``bypassPermissions`` modes allow; in
 ``default`` (``manual``) mode anything else is asked over stdio when ``--permission-prompt-tool stdio``

@@ -1,7 +1,7 @@
 """What a stand-in turn knows: the session's state across turns, the running turn's progress, text helpers.
 
 Where it sits: the data of the stand-in's turns. ``claude_standin`` (the process) makes one
-``SessionState`` per process and hands it to each ``TurnRunner`` (``standin_turns``); the runner
+``SessionState`` per process and hands it to each ``TurnRunner`` (``turns``); the runner
 keeps the progress of its turn in a ``TurnState``, which the process reads to route interrupts and
 permission answers. The constants are the texts the real CLI writes. No I/O here.
 
@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from elynav_nb.sandbox.claude import standin_wire as wire
-from elynav_nb.sandbox.claude.standin_mcp import McpHub
-from elynav_nb.sandbox.claude.standin_sessions import SessionStore
-from elynav_nb.sandbox.claude.standin_structured import with_structured_output_tool
-from elynav_nb.sandbox.claude.standin_tools import BashTool
+from elynav_nb.sandbox.claude import wire as wire
+from elynav_nb.sandbox.claude.mcp_servers import McpHub
+from elynav_nb.sandbox.claude.sessions import SessionStore
+from elynav_nb.sandbox.claude.structured import with_structured_output_tool
+from elynav_nb.sandbox.claude.tools import BashTool
 
 __all__ = [
     "BudgetExhausted",

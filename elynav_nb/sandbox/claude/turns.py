@@ -1,22 +1,22 @@
 """One user turn of the stand-in: the scripted API round trips, tools, permission prompts and interrupts.
 
 Where it sits: between ``claude_standin`` (the process: stdin, control requests, signals) and
-``standin_wire`` (the shape of each line). ``TurnRunner.run`` plays one user message: ``system/init``,
+``wire`` (the shape of each line). ``TurnRunner.run`` plays one user message: ``system/init``,
 ``system/status``, one or more streamed "API responses" (``stream_event`` lines only with
 ``--include-partial-messages``), tool uses with their ``user`` tool_result lines, then one ``result``.
 The process cancels the running task to interrupt it; ``run`` then writes the abort sequence observed
 on the real CLI (partial assistant, ``[Request interrupted by user]`` marker, ``error_during_execution``).
 
-Replies are deterministic and say they come from a stand-in. Directives (``standin_directives``) choose
+Replies are deterministic and say they come from a stand-in. Directives (``directives``) choose
 the script; everything else gets the echo reply. A process started with ``--json-schema`` ends each turn
-with a ``StructuredOutput`` call checked as the real CLI checks it (``standin_structured``).
+with a ``StructuredOutput`` call checked as the real CLI checks it (``structured``).
 
 Data flow: user message -> ``ParsedMessage`` -> round trips -> ``SessionState.emit(dict)`` -> stdout;
 the transcript (``SessionStore``) receives the user text and the final reply.
 
-``TurnRunner`` is built in layers, one module each: ``standin_turn_state`` (``SessionState``,
-``TurnState``, the texts and helpers; re-exported here), ``standin_streaming`` (``ResponseStreaming``:
-init and status lines, one streamed API response), ``standin_tool_calls`` (``ToolRoundTrips``: a tool
+``TurnRunner`` is built in layers, one module each: ``turn_state`` (``SessionState``,
+``TurnState``, the texts and helpers; re-exported here), ``streaming`` (``ResponseStreaming``:
+init and status lines, one streamed API response), ``tool_calls`` (``ToolRoundTrips``: a tool
 use with its permission step and tool_result) and this module (the script, error turns, the result
 line and the abort sequence).
 """
@@ -28,17 +28,17 @@ import json
 import time
 from typing import Any
 
-from elynav_nb.sandbox.claude import standin_wire as wire
-from elynav_nb.sandbox.claude.standin_directives import Directive, ParsedMessage, parse_message
-from elynav_nb.sandbox.claude.standin_structured import (
+from elynav_nb.sandbox.claude import wire as wire
+from elynav_nb.sandbox.claude.directives import Directive, ParsedMessage, parse_message
+from elynav_nb.sandbox.claude.structured import (
     MAX_ATTEMPTS,
     STRUCTURED_OUTPUT_OK,
     STRUCTURED_OUTPUT_TOOL,
     minimal_instance,
     schema_problems,
 )
-from elynav_nb.sandbox.claude.standin_tool_calls import ToolRoundTrips
-from elynav_nb.sandbox.claude.standin_turn_state import (
+from elynav_nb.sandbox.claude.tool_calls import ToolRoundTrips
+from elynav_nb.sandbox.claude.turn_state import (
     ECHO_INTRO,
     NOT_LOGGED_IN,
     REJECTED_TOOL_TEXT,
@@ -158,7 +158,7 @@ class TurnRunner(ToolRoundTrips):
         return "\n".join(parts)
 
     async def _structured_ending(self, parsed: ParsedMessage, final_text: str, schema: dict[str, Any]) -> str:
-        """``--json-schema``: the reply and a StructuredOutput call, checked like the real CLI (``standin_structured``)."""
+        """``--json-schema``: the reply and a StructuredOutput call, checked like the real CLI (``structured``)."""
         state = self.state
         directive = parsed.first("json")
         value = (

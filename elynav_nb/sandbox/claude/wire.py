@@ -1,6 +1,6 @@
 """Pure builders of the claude stream-json wire messages, in the key order of each imitated version.
 
-Where it sits: under ``claude_standin`` (the process loop) and ``standin_turns`` (the scripted turns),
+Where it sits: under ``claude_standin`` (the process loop) and ``turns`` (the scripted turns),
 which decide *what* happens; this module only decides *how it looks on the wire*. It does no I/O.
 Every builder returns a plain ``dict`` whose insertion order is the key order the real CLI writes
 (observed on the bundled 2.1.332 binary; 2.1.197 orders come from the design note). ``encode_line``
@@ -8,17 +8,17 @@ turns one into the bytes of one stdout line.
 
 Data flow: turn logic -> ``build_*(style, ...)`` -> ``encode_line`` -> stdout.
 
-This module is the face the stand-in imports (``from elynav_nb.sandbox.claude import standin_wire as wire``)
+This module is the face the stand-in imports (``from elynav_nb.sandbox.claude import wire as wire``)
 and builds the system, stream-event, assistant and user lines itself; the rest lives beside it and
-is re-exported here: ``standin_wire_style`` (``WireStyle``, ids, timestamps, ``encode_line``),
-``standin_wire_results`` (the ``result`` lines) and ``standin_wire_control`` (the control protocol).
+is re-exported here: ``wire_style`` (``WireStyle``, ids, timestamps, ``encode_line``),
+``wire_results`` (the ``result`` lines) and ``wire_control`` (the control protocol).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from elynav_nb.sandbox.claude.standin_wire_control import (
+from elynav_nb.sandbox.claude.wire_control import (
     build_can_use_tool_request,
     build_control_cancel_request,
     build_control_error,
@@ -27,13 +27,13 @@ from elynav_nb.sandbox.claude.standin_wire_control import (
     build_initialize_response,
     build_mcp_status_entry,
 )
-from elynav_nb.sandbox.claude.standin_wire_results import (
+from elynav_nb.sandbox.claude.wire_results import (
     build_result,
     build_resume_failure_result,
     model_usage_entry,
     result_usage,
 )
-from elynav_nb.sandbox.claude.standin_wire_style import (
+from elynav_nb.sandbox.claude.wire_style import (
     BUILTIN_SKILLS,
     BUILTIN_SLASH_COMMANDS,
     DEFAULT_VERSION,

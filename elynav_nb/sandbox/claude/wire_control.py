@@ -1,8 +1,8 @@
 """The stand-in's control protocol lines: control responses, the initialize answer, permission requests.
 
-Where it sits: one of the stand-in's wire builders, re-exported by ``standin_wire`` (the face the
+Where it sits: one of the stand-in's wire builders, re-exported by ``wire`` (the face the
 stand-in imports as ``wire``). ``claude_standin`` answers control requests with these (even mid-turn);
-``standin_tool_calls`` asks for a permission with ``build_can_use_tool_request``. No I/O.
+``tool_calls`` asks for a permission with ``build_can_use_tool_request``. No I/O.
 
 How data flows: a ``control_request`` read from stdin -> ``build_control_success`` /
 ``build_control_error`` (``build_initialize_response`` for ``initialize``: commands, agents, output
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from elynav_nb.sandbox.claude.standin_wire_style import BUILTIN_SLASH_COMMANDS, OUTPUT_STYLES, WireStyle
+from elynav_nb.sandbox.claude.wire_style import BUILTIN_SLASH_COMMANDS, OUTPUT_STYLES, WireStyle
 
 __all__ = [
     "build_can_use_tool_request",

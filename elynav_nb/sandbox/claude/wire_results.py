@@ -1,7 +1,7 @@
 """The stand-in's ``result`` lines: usage, model usage, subagent counts, a turn's or a failed resume's result.
 
-Where it sits: one of the stand-in's wire builders, re-exported by ``standin_wire`` (the face the
-stand-in imports as ``wire``). ``standin_turns`` writes one result per user message; ``claude_standin``
+Where it sits: one of the stand-in's wire builders, re-exported by ``wire`` (the face the
+stand-in imports as ``wire``). ``turns`` writes one result per user message; ``claude_standin``
 writes the result of a ``--resume`` that names nothing stored. No I/O.
 
 How data flows: the turn's counters (tokens, API time, denials, message ids) -> ``result_usage`` /
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from elynav_nb.sandbox.claude.standin_wire_style import CONTEXT_WINDOW, MAX_OUTPUT_TOKENS, WireStyle, new_uuid
+from elynav_nb.sandbox.claude.wire_style import CONTEXT_WINDOW, MAX_OUTPUT_TOKENS, WireStyle, new_uuid
 
 __all__ = [
     "build_result",

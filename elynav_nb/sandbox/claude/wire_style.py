@@ -1,7 +1,7 @@
 """The imitated claude version and the small pieces every stand-in wire line uses: ids, timestamps, encoding.
 
-Where it sits: the base of the stand-in's wire builders (``standin_wire``, ``standin_wire_results``,
-``standin_wire_control``), re-exported by ``standin_wire``, the face the stand-in imports. No I/O.
+Where it sits: the base of the stand-in's wire builders (``wire``, ``wire_results``,
+``wire_control``), re-exported by ``wire``, the face the stand-in imports. No I/O.
 
 How data flows: ``ELYNAV_STANDIN_VERSION`` -> ``WireStyle`` (``modern`` for 2.1.332) -> every builder
 chooses its key order with it; ``new_uuid`` / ``new_message_id`` / ``new_tool_use_id`` /

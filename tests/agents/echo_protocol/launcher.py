@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 from elynav_nb.agents.context import RunnerContext
-from elynav_nb.agents.launchers import Launch, LaunchRequest, PersistentLauncher
 from elynav_nb.agents.protocols.command import CliCommand, CliLocation
+from elynav_nb.agents.protocols.launcher import Launch, LaunchRequest, PersistentLauncher
 
 from .wire import EchoWire
 

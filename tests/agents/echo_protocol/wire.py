@@ -6,7 +6,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from elynav_nb.agents.cli.wire import TurnSink, WireChannel, WireDefaults
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -18,6 +17,7 @@ from elynav_nb.agents.events import (
     TextDelta,
     TurnEnded,
 )
+from elynav_nb.agents.protocols.wire import TurnSink, WireChannel, WireDefaults
 
 
 class EchoWire(WireDefaults):

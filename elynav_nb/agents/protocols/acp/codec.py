@@ -1,6 +1,6 @@
 """Pure codec of the Agent Client Protocol (ACP v1: JSON-RPC 2.0 over stdio): lines in, events out.
 
-Where it sits: the ``AcpWire`` (``acp_wire.py``) feeds it every stdout line of one ACP agent process
+Where it sits: the ``AcpWire`` (``wire.py``) feeds it every stdout line of one ACP agent process
 and writes the lines its encoders return. No I/O, no clock: tested on lines recorded from real ACP
 agents (``tests/fixtures/acp_real/*.jsonl``: claude-agent-acp, codex-acp, ``gemini --acp``) and on
 the embedded stand-in's.
@@ -39,7 +39,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from elynav_nb.agents._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSON_RPC, METHOD_NOT_FOUND
-from elynav_nb.agents.cli.per_turn_codec import JsonLineDecoder, as_dict, as_str, excerpt, json_line
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -55,6 +54,7 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
+from elynav_nb.agents.protocols.codec import JsonLineDecoder, as_dict, as_str, excerpt, json_line
 
 __all__ = [
     "ACP_PROTOCOL_VERSION",

@@ -1,6 +1,6 @@
 """What an ACP agent is given at ``session/new``: the workspace's MCP servers and the kernel tools, in ACP's form (pure).
 
-Where it sits: ``AcpLauncher`` (``launchers.py``) reads the workspace's ``.mcp.json`` and calls
+Where it sits: ``AcpLauncher`` (``protocols/launcher.py``) reads the workspace's ``.mcp.json`` and calls
 ``acp_mcp_servers``; the ``AcpWire`` sends the list with ``session/new`` and ``session/load``.
 No I/O here. ``ACP_NOTES`` are the runner's ``limitations`` on any ACP agent.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from elynav_nb.agents.cli.per_turn_launch import KernelToolsServer, McpServer
+from elynav_nb.agents.protocols.launch import KernelToolsServer, McpServer
 
 __all__ = ["ACP_NOTES", "MCP_WAIT", "acp_agent_label", "acp_mcp_servers", "acp_server"]
 

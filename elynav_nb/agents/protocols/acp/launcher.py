@@ -2,24 +2,24 @@
 
 Where it sits: the registry's launcher for (acp, stdio), called by the persistent driver. It lays the
 agent's environment (the runner's, the kernel tool server's secret), lists the MCP servers for
-``session/new`` (the workspace's ``.mcp.json`` and the kernel tools, in ACP's form: ``cli/acp_launch.py``)
+``session/new`` (the workspace's ``.mcp.json`` and the kernel tools, in ACP's form: ``protocols/acp/launch.py``)
 and builds a new ``AcpWire`` with the client's services: files confined to the workspace
-(``acp_files``) and terminals killed with their turn (``acp_terminals``).
+(``files.py``) and terminals killed with their turn (``terminals.py``).
 """
 
 from __future__ import annotations
 
 import os
 
-from elynav_nb.agents.acp_files import WorkspaceFiles
-from elynav_nb.agents.acp_terminals import WorkspaceTerminals
-from elynav_nb.agents.cli.acp_launch import MCP_WAIT, acp_agent_label, acp_mcp_servers
-from elynav_nb.agents.cli.acp_wire import AcpWire
-from elynav_nb.agents.cli.claude_launch import build_child_environment
-from elynav_nb.agents.cli_adapter import read_workspace_mcp_servers
 from elynav_nb.agents.context import RunnerContext
-from elynav_nb.agents.launchers import Launch, LaunchRequest, PersistentLauncher
+from elynav_nb.agents.protocols.acp.files import WorkspaceFiles
+from elynav_nb.agents.protocols.acp.launch import MCP_WAIT, acp_agent_label, acp_mcp_servers
+from elynav_nb.agents.protocols.acp.terminals import WorkspaceTerminals
+from elynav_nb.agents.protocols.acp.wire import AcpWire
+from elynav_nb.agents.protocols.claude.launch import build_child_environment
 from elynav_nb.agents.protocols.command import CliCommand, CliLocation
+from elynav_nb.agents.protocols.launcher import Launch, LaunchRequest, PersistentLauncher
+from elynav_nb.agents.protocols.per_turn import read_workspace_mcp_servers
 
 __all__ = ["ACP_HOOK_NOTES", "ACP_LOCATION", "AcpLauncher"]
 
@@ -51,7 +51,7 @@ class AcpLauncher(PersistentLauncher):
         mcp_config = plan.workspace / ".mcp.json"
         kernel = request.kernel_tools
         if kernel is not None and context.tools is not None:
-            from elynav_nb.agents.kernel_tool_server import check_server_name_free
+            from elynav_nb.agents.tools.kernel_tool_server import check_server_name_free
 
             check_server_name_free(mcp_config, context.tools)
         environment = {

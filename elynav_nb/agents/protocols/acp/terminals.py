@@ -1,6 +1,6 @@
 """The ACP client's terminal methods: commands an agent runs through us, bounded and ended with the turn.
 
-Where it sits: the ``AcpLauncher`` (``launchers.py``) gives one ``WorkspaceTerminals`` to each ACP
+Where it sits: the ``AcpLauncher`` (``protocols/launcher.py``) gives one ``WorkspaceTerminals`` to each ACP
 wire, which serves ``terminal/*`` requests with it and calls ``end_all`` when a turn ends or the
 process goes. I/O only (subprocesses); no parsing of the protocol.
 
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elynav_nb.agents.acp_files import confined_path
+from elynav_nb.agents.protocols.acp.files import confined_path
 from elynav_nb.errors import InvalidInput, NotFound
 
 __all__ = ["DEFAULT_OUTPUT_BYTES", "WorkspaceTerminals"]

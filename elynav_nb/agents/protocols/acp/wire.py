@@ -1,8 +1,8 @@
 """``AcpWire``: any Agent Client Protocol agent as a wire of the persistent driver (no I/O of its own).
 
 Where it sits: the wire of ``AgentRunner(cli="acp", executable=[...])``. It speaks through the
-driver's ``WireChannel`` and decodes with the pure ``AcpCodec``; ``AcpLauncher`` (``launchers.py``)
-builds the command, the MCP server list and the client services (``acp_files``, ``acp_terminals``),
+driver's ``WireChannel`` and decodes with the pure ``AcpCodec``; ``AcpLauncher`` (``protocols/launcher.py``)
+builds the command, the MCP server list and the client services (``files.py``, ``terminals.py``),
 whose I/O the wire only awaits.
 
 How data flows::
@@ -32,17 +32,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from elynav_nb.agents.acp_files import WorkspaceFiles
-from elynav_nb.agents.acp_terminals import WorkspaceTerminals
-from elynav_nb.agents.cli.acp_codec import (
-    ACP_PROTOCOL_VERSION,
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    METHOD_NOT_FOUND,
-    RESOURCE_NOT_FOUND,
-    AcpCodec,
-)
-from elynav_nb.agents.cli.wire import TurnSink, WireChannel, WireDefaults, start_failure
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -53,6 +42,17 @@ from elynav_nb.agents.events import (
     PermissionRequest,
 )
 from elynav_nb.agents.output_schema import prompt_with_schema
+from elynav_nb.agents.protocols.acp.codec import (
+    ACP_PROTOCOL_VERSION,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    AcpCodec,
+)
+from elynav_nb.agents.protocols.acp.files import WorkspaceFiles
+from elynav_nb.agents.protocols.acp.terminals import WorkspaceTerminals
+from elynav_nb.agents.protocols.wire import TurnSink, WireChannel, WireDefaults, start_failure
 from elynav_nb.errors import CliStartFailed, ElynavError, InvalidInput, NotAllowed, NotFound, ProtocolError
 
 __all__ = ["AUTH_REQUIRED_CODE", "CLIENT_INFO", "AcpWire", "usable_auth_method"]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from elynav_nb.agents.agent_definition import AgentDefinition
+    from elynav_nb.agents.definitions.agent_definition import AgentDefinition
 
 __all__ = [
     "STRIPPED_ENVIRONMENT_VARIABLES",

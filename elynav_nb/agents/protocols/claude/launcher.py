@@ -3,7 +3,7 @@
 Where it sits: the registry's launcher for (claude, stream-json), called by the persistent driver.
 It installs the agent file when the workspace lacks it, names the workspace's ``.mcp.json``, adds
 the kernel tools' SDK MCP server (on the protocol's own pipe: ``kernel_tool_server.py``) and the
-hooks' ``hook_callback`` server, and builds the command (``cli/claude_launch.py``) and a new
+hooks' ``hook_callback`` server, and builds the command (``protocols/claude/launch.py``) and a new
 ``ClaudeStreamWire``. claude's ``--json-schema``, ``--max-turns`` and ``--max-budget-usd`` are flags of
 the process: the driver asks for them in its ``LaunchRequest``.
 """
@@ -14,19 +14,19 @@ import os
 from functools import partial
 from typing import Any
 
-from elynav_nb.agents.cli.claude_launch import (
+from elynav_nb.agents.context import RunnerContext
+from elynav_nb.agents.definitions import find_agent_file, install_agents
+from elynav_nb.agents.hooks.rules import CLAUDE_HOOKS, claude_initialize_hooks
+from elynav_nb.agents.limits import TurnLimits
+from elynav_nb.agents.protocols.claude.launch import (
     ClaudeLaunch,
     agents_with_structured_output,
     build_child_environment,
     build_claude_argv,
 )
-from elynav_nb.agents.cli.claude_wire import ClaudeStreamWire, RequestServer
-from elynav_nb.agents.context import RunnerContext
-from elynav_nb.agents.definitions import find_agent_file, install_agents
-from elynav_nb.agents.hooks import CLAUDE_HOOKS, claude_initialize_hooks
-from elynav_nb.agents.launchers import Launch, LaunchRequest, PersistentLauncher
-from elynav_nb.agents.limits import TurnLimits
+from elynav_nb.agents.protocols.claude.wire import ClaudeStreamWire, RequestServer
 from elynav_nb.agents.protocols.command import CliCommand, CliLocation
+from elynav_nb.agents.protocols.launcher import Launch, LaunchRequest, PersistentLauncher
 from elynav_nb.errors import AgentNotFound
 
 __all__ = ["CLAUDE_LOCATION", "ClaudeLauncher"]
@@ -61,7 +61,7 @@ class ClaudeLauncher(PersistentLauncher):
         request_servers: dict[str, RequestServer] = {}
         agents: dict[str, dict[str, Any]] = {}
         if endpoint is not None:
-            from elynav_nb.agents.kernel_tool_server import (
+            from elynav_nb.agents.tools.kernel_tool_server import (
                 agents_with_kernel_tools,
                 check_server_name_free,
                 claude_tool_flags,

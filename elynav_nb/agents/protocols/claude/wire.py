@@ -1,7 +1,7 @@
 """``ClaudeStreamWire``: claude's stream-json protocol as a wire (no I/O of its own).
 
 Where it sits: the persistent driver's wire for ``cli="claude"``. It speaks through the driver's
-``WireChannel`` and decodes with the pure ``ClaudeStreamDecoder``; ``claude_launch`` builds the
+``WireChannel`` and decodes with the pure ``ClaudeStreamDecoder``; ``claude/launch.py`` builds the
 command line. Control requests (``initialize``, ``interrupt``, ``set_model``, ...) are
 ``control_request`` lines answered by ``control_response`` lines with the same ``request_id``.
 
@@ -21,14 +21,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from elynav_nb.agents.cli.claude_codec import (
-    ClaudeStreamDecoder,
-    encode_control_error,
-    encode_control_request,
-    encode_control_success,
-    encode_user_message,
-)
-from elynav_nb.agents.cli.wire import TurnSink, WireChannel, WireDefaults, start_failure
 from elynav_nb.agents.events import (
     AgentEvent,
     ControlFrame,
@@ -36,6 +28,14 @@ from elynav_nb.agents.events import (
     PermissionAnswer,
     PermissionRequest,
 )
+from elynav_nb.agents.protocols.claude.codec import (
+    ClaudeStreamDecoder,
+    encode_control_error,
+    encode_control_request,
+    encode_control_success,
+    encode_user_message,
+)
+from elynav_nb.agents.protocols.wire import TurnSink, WireChannel, WireDefaults, start_failure
 from elynav_nb.errors import AgentNotFound, BypassRefusedAsRoot, ElynavError
 
 __all__ = ["ClaudeStreamWire", "RequestServer"]

@@ -3,7 +3,7 @@
 Where it sits: used by the per-turn driver (``cli_mode="exec"``: ``codex exec --json [resume
 <thread_id>]`` per turn, ``--output-schema FILE`` for a structured turn) and by the codex app-server driver (``CODEX_HOME`` alone: the config, the
 exec-policy rules from the definition's ``Bash(...)`` tools, the linked login). The plan comes from
-the pure ``cli/codex_launch``; the files are written here (``cli_adapter``'s helpers).
+the pure ``protocols/codex/launch.py``; the files are written here (``protocols/per_turn.py``'s helpers).
 """
 
 from __future__ import annotations
@@ -13,15 +13,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from elynav_nb._files import write_atomically
-from elynav_nb.agents.cli.codex_codec import CodexEventDecoder
-from elynav_nb.agents.cli.codex_launch import (
+from elynav_nb.agents.output_schema import OutputSchema
+from elynav_nb.agents.protocols.codex.exec_codec import CodexEventDecoder
+from elynav_nb.agents.protocols.codex.launch import (
     CodexRunnerPlan,
     build_codex_turn,
     codex_config_arguments,
     plan_codex_runner,
 )
-from elynav_nb.agents.cli.per_turn_launch import McpServer, TurnCommand
-from elynav_nb.agents.cli_adapter import (
+from elynav_nb.agents.protocols.command import CliName
+from elynav_nb.agents.protocols.launch import McpServer, TurnCommand
+from elynav_nb.agents.protocols.per_turn import (
     PerTurnAdapter,
     PerTurnDecoder,
     PerTurnSettings,
@@ -29,8 +31,6 @@ from elynav_nb.agents.cli_adapter import (
     user_home,
     write_config_file,
 )
-from elynav_nb.agents.output_schema import OutputSchema
-from elynav_nb.agents.protocols.command import CliName
 
 __all__ = ["CODEX_BASE_URL_VARIABLE", "CodexAdapter"]
 

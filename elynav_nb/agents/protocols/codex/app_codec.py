@@ -1,6 +1,6 @@
 """Pure codec of ``codex app-server`` (JSON-RPC over stdio): lines in, ``AgentEvent``/control frames out.
 
-Where it sits: beside ``codex_codec`` (``codex exec --json``). Its wire (``codex_app_wire.py``, under
+Where it sits: beside ``codex/exec_codec.py`` (``codex exec --json``). Its wire (``app_wire.py``, under
 the persistent driver) feeds it every stdout line of one ``codex app-server`` process and writes the
 lines its encoders return. No I/O, no clock: tested on lines recorded from the
 real codex-cli (``tests/fixtures/codex_real/codex-<version>-app-server-*.jsonl``).
@@ -41,8 +41,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from elynav_nb.agents._jsonrpc import METHOD_NOT_FOUND, UNTAGGED
-from elynav_nb.agents.cli.codex_codec import USAGE_KEYS, codex_tool_use, finished_tool_events
-from elynav_nb.agents.cli.per_turn_codec import JsonLineDecoder, as_dict, as_int, as_str, json_line
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -57,6 +55,8 @@ from elynav_nb.agents.events import (
     ThinkingDelta,
     TurnEnded,
 )
+from elynav_nb.agents.protocols.codec import JsonLineDecoder, as_dict, as_int, as_str, json_line
+from elynav_nb.agents.protocols.codex.exec_codec import USAGE_KEYS, codex_tool_use, finished_tool_events
 
 __all__ = ["APPROVAL_METHODS", "CodexAppServerCodec", "app_item_as_exec_item"]
 

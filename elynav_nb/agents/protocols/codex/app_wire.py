@@ -2,7 +2,7 @@
 
 Where it sits: the persistent driver's wire for ``cli="codex"`` (the default ``cli_mode="app-server"``).
 It speaks through the driver's ``WireChannel`` and decodes with the pure ``CodexAppServerCodec``;
-``codex_launch`` builds the command line and the thread policy, the codex adapter writes
+``codex/launch.py`` builds the command line and the thread policy, the codex adapter writes
 ``CODEX_HOME`` before the spawn.
 
 How data flows::
@@ -29,9 +29,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from elynav_nb.agents.cli.codex_app_codec import CodexAppServerCodec
-from elynav_nb.agents.cli.codex_launch import CodexRunnerPlan, thread_policy
-from elynav_nb.agents.cli.wire import TurnSink, WireChannel, WireDefaults, start_failure
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -41,6 +38,9 @@ from elynav_nb.agents.events import (
     PermissionRequest,
     RawEvent,
 )
+from elynav_nb.agents.protocols.codex.app_codec import CodexAppServerCodec
+from elynav_nb.agents.protocols.codex.launch import CodexRunnerPlan, thread_policy
+from elynav_nb.agents.protocols.wire import TurnSink, WireChannel, WireDefaults, start_failure
 from elynav_nb.errors import CliStartFailed, ElynavError, ProtocolError
 
 __all__ = ["CLIENT_INFO", "CodexAppServerWire"]

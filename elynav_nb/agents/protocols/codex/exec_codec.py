@@ -1,6 +1,6 @@
 """Pure codec of ``codex exec --json``: stdout lines in, the shared ``AgentEvent`` types out.
 
-Where it sits: beside ``claude_codec``; the runner (process per turn) feeds it each stdout line of
+Where it sits: beside ``claude/codec.py``; the runner (process per turn) feeds it each stdout line of
 one ``codex exec`` process and, when the process ends, asks ``verdict`` how the turn ended. No
 I/O, no clock: tested on lines recorded from the real codex-cli (``tests/fixtures/codex_real``).
 
@@ -31,7 +31,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from elynav_nb.agents.cli.per_turn_codec import JsonLineDecoder, TurnVerdict, as_dict, as_int, as_str
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -43,6 +42,7 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
+from elynav_nb.agents.protocols.codec import JsonLineDecoder, TurnVerdict, as_dict, as_int, as_str
 
 __all__ = ["USAGE_KEYS", "CodexEventDecoder", "codex_tool_result", "codex_tool_use", "finished_tool_events"]
 

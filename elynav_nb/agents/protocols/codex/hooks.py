@@ -20,8 +20,8 @@ output text); its stdout:
 ``codex app-server`` 0.171.0 has the same hooks but no way to skip the trust review (the
 ``bypass_hook_trust`` config key is ignored there): its runner says so in ``limitations``.
 
-Where it sits: like ``gemini_hooks``: the per-turn driver writes ``codex_hooks_file`` into the
-runner's ``CODEX_HOME``; each hook command (``hook_command.py``) reaches ``HookRunner.serve`` (``CODEX_HOOKS``).
+Where it sits: like ``gemini/hooks.py``: the per-turn driver writes ``codex_hooks_file`` into the
+runner's ``CODEX_HOME``; each hook command (``hooks/command.py``) reaches ``HookRunner.serve`` (``CODEX_HOOKS``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from elynav_nb.agents.hooks import (
+from elynav_nb.agents.hooks.rules import (
     CLAUDE_TIMEOUT_MARGIN,
     HOOK_EVENTS,
     HookCall,

@@ -2,10 +2,10 @@
 ``CodexExecLauncher`` (``codex exec --json`` per turn).
 
 Where it sits: the registry's launchers for (codex, app-server) and (codex, exec). Both write the
-runner's own ``CODEX_HOME`` through the ``CodexAdapter`` (``codex_adapter.py``: config, exec-policy
+runner's own ``CODEX_HOME`` through the ``CodexAdapter`` (``protocols/codex/adapter.py``: config, exec-policy
 rules, the linked login); app-server then builds the command and a new ``CodexAppServerWire``, exec
 hands the adapter to the per-turn driver. Hooks: exec runs ``hooks=`` as its own command hooks
-(``cli/codex_hooks.py``: ``hooks.json`` in the home, ``--dangerously-bypass-hook-trust``); app-server
+(``protocols/codex/hooks.py``: ``hooks.json`` in the home, ``--dangerously-bypass-hook-trust``); app-server
 cannot skip its trust review, so there they apply to kernel tools only (the registry's notes say so).
 """
 
@@ -15,22 +15,22 @@ import dataclasses
 import json
 from pathlib import Path
 
-from elynav_nb.agents.adapter_settings import adapter_settings
-from elynav_nb.agents.cli.codex_app_wire import CodexAppServerWire
-from elynav_nb.agents.cli.codex_hooks import (
+from elynav_nb.agents.context import RunnerContext
+from elynav_nb.agents.hooks.rules import HookSet
+from elynav_nb.agents.protocols.adapter_settings import adapter_settings
+from elynav_nb.agents.protocols.codex.adapter import CodexAdapter
+from elynav_nb.agents.protocols.codex.app_wire import CodexAppServerWire
+from elynav_nb.agents.protocols.codex.hooks import (
     CODEX_HOOK_ARGUMENTS,
     CODEX_HOOK_CONFIG,
     CODEX_HOOKS,
     codex_hooks_file,
     workspace_codex_hooks,
 )
-from elynav_nb.agents.cli.codex_launch import build_codex_app_server
-from elynav_nb.agents.cli_adapter import PerTurnSettings
-from elynav_nb.agents.codex_adapter import CodexAdapter
-from elynav_nb.agents.context import RunnerContext
-from elynav_nb.agents.hooks import HookSet
-from elynav_nb.agents.launchers import Launch, LaunchRequest, PersistentLauncher, PerTurnLauncher
+from elynav_nb.agents.protocols.codex.launch import build_codex_app_server
 from elynav_nb.agents.protocols.command import CliCommand, CliLocation, cli_version
+from elynav_nb.agents.protocols.launcher import Launch, LaunchRequest, PersistentLauncher, PerTurnLauncher
+from elynav_nb.agents.protocols.per_turn import PerTurnSettings
 from elynav_nb.errors import InvalidInput
 
 __all__ = [
@@ -131,7 +131,7 @@ class CodexExecLauncher(PerTurnLauncher):
         return CodexAdapter(settings)
 
     def hook_settings(self, settings: PerTurnSettings, hooks: HookSet, command: list[str]) -> PerTurnSettings:
-        """The flags and config that make codex exec run the runner's hooks (``cli/codex_hooks.py``)."""
+        """The flags and config that make codex exec run the runner's hooks (``protocols/codex/hooks.py``)."""
         brought = workspace_codex_hooks(settings.workspace)
         if brought:
             raise InvalidInput(

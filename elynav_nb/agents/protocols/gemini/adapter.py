@@ -3,8 +3,8 @@
 Where it sits: used by the per-turn driver (``gemini -o stream-json [--session-id|--resume <id>]``
 per turn). Structured turns: gemini 0.61.0 has no schema option (``gemini --help``), so the schema
 goes in the prompt with a short instruction (``output_schema.prompt_with_schema``) and the answer is
-validated on our side (``runner.limitations`` says so). The plan comes from the pure ``cli/gemini_launch``; the files are written here
-(``cli_adapter``'s helpers), and the user's login and auth type are carried over.
+validated on our side (``runner.limitations`` says so). The plan comes from the pure ``protocols/gemini/launch.py``; the files are written here
+(``protocols/per_turn.py``'s helpers), and the user's login and auth type are carried over.
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from elynav_nb.agents.cli.gemini_codec import GeminiEventDecoder
-from elynav_nb.agents.cli.gemini_launch import GeminiRunnerPlan, build_gemini_turn, plan_gemini_runner
-from elynav_nb.agents.cli.per_turn_launch import McpServer, TurnCommand
-from elynav_nb.agents.cli_adapter import (
+from elynav_nb.agents.output_schema import OutputSchema, prompt_with_schema
+from elynav_nb.agents.protocols.command import CliName
+from elynav_nb.agents.protocols.gemini.codec import GeminiEventDecoder
+from elynav_nb.agents.protocols.gemini.launch import GeminiRunnerPlan, build_gemini_turn, plan_gemini_runner
+from elynav_nb.agents.protocols.launch import McpServer, TurnCommand
+from elynav_nb.agents.protocols.per_turn import (
     PerTurnAdapter,
     PerTurnDecoder,
     PerTurnSettings,
@@ -25,8 +27,6 @@ from elynav_nb.agents.cli_adapter import (
     user_home,
     write_config_file,
 )
-from elynav_nb.agents.output_schema import OutputSchema, prompt_with_schema
-from elynav_nb.agents.protocols.command import CliName
 
 __all__ = ["GEMINI_BASE_URL_VARIABLE", "GeminiAdapter"]
 

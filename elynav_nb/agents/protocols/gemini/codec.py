@@ -1,6 +1,6 @@
 """Pure codec of ``gemini -p … --output-format stream-json``: stdout lines in, ``AgentEvent`` out.
 
-Where it sits: beside ``claude_codec`` and ``codex_codec``; the runner (process per turn) feeds
+Where it sits: beside ``claude/codec.py`` and ``codex/exec_codec.py``; the runner (process per turn) feeds
 it each stdout line of one gemini process and, when the process ends, asks ``verdict`` how the
 turn ended. No I/O, no clock: tested on lines recorded from the real gemini-cli
 (``tests/fixtures/gemini_real``).
@@ -30,7 +30,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from elynav_nb.agents.cli.per_turn_codec import JsonLineDecoder, TurnVerdict, as_dict, as_int, as_str
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -41,6 +40,7 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
+from elynav_nb.agents.protocols.codec import JsonLineDecoder, TurnVerdict, as_dict, as_int, as_str
 
 __all__ = ["GeminiEventDecoder", "canonical_tool_name"]
 

@@ -14,7 +14,7 @@ hook_event_name, timestamp, tool_name, tool_input}`` (``AfterTool`` adds ``tool_
 - ``{}``: no opinion.
 
 Where it sits: the per-turn driver writes ``gemini_hook_settings`` into the runner's gemini home;
-each hook command (``hook_command.py``) hands its stdin to the runner's ``HookCommandServer``,
+each hook command (``hooks/command.py``) hands its stdin to the runner's ``HookCommandServer``,
 which asks ``HookRunner.serve`` (``hook_call_from_gemini`` -> run -> ``gemini_hook_output``).
 """
 
@@ -24,7 +24,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from elynav_nb.agents.hooks import (
+from elynav_nb.agents.hooks.rules import (
     CLAUDE_TIMEOUT_MARGIN,
     HookCall,
     HookDecision,

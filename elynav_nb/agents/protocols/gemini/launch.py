@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elynav_nb.agents.cli.per_turn_launch import (
+from elynav_nb.agents.protocols.launch import (
     ConfigFile,
     KernelToolsServer,
     McpServer,

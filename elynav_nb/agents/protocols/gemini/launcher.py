@@ -1,8 +1,8 @@
 """``GeminiLauncher``: ``gemini -o stream-json`` per turn, its own settings home, ``hooks=`` as its command hooks.
 
 Where it sits: the registry's launcher for (gemini, print), called by the per-turn driver. Its
-adapter (``gemini_adapter.py``) writes the runner's gemini home and builds each turn; its hooks are
-gemini's own command hooks (``cli/gemini_hooks.py``: the ``hooks`` key of ``settings.json``, beside the
+adapter (``protocols/gemini/adapter.py``) writes the runner's gemini home and builds each turn; its hooks are
+gemini's own command hooks (``protocols/gemini/hooks.py``: the ``hooks`` key of ``settings.json``, beside the
 user's own from ``cli_config``), each one reaching the runner's hook socket.
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from elynav_nb.agents.cli.gemini_hooks import GEMINI_HOOKS, gemini_hook_settings
-from elynav_nb.agents.cli_adapter import PerTurnSettings
-from elynav_nb.agents.gemini_adapter import GeminiAdapter
-from elynav_nb.agents.hooks import HookSet
-from elynav_nb.agents.launchers import PerTurnLauncher
+from elynav_nb.agents.hooks.rules import HookSet
 from elynav_nb.agents.protocols.command import CliLocation
+from elynav_nb.agents.protocols.gemini.adapter import GeminiAdapter
+from elynav_nb.agents.protocols.gemini.hooks import GEMINI_HOOKS, gemini_hook_settings
+from elynav_nb.agents.protocols.launcher import PerTurnLauncher
+from elynav_nb.agents.protocols.per_turn import PerTurnSettings
 
 __all__ = ["GEMINI_HOOK_NOTES", "GEMINI_LOCATION", "GEMINI_NOTES", "GeminiLauncher"]
 
