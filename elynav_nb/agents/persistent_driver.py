@@ -62,6 +62,9 @@ from elynav_nb.agents.results import Outcome
 from elynav_nb.agents.turn import Turn
 from elynav_nb.errors import AgentBusy, AgentTimeout, CliExited, ElynavError
 
+RELEASE_WAIT_SECONDS = 10.0
+"""How long ``stop()`` waits for the wire's end-of-turn work (ACP terminals: a scan, SIGTERM, SIGKILL)."""
+
 if TYPE_CHECKING:
     from elynav_nb.agents.runner import AgentRunner
 
@@ -83,6 +86,7 @@ class PersistentDriver(Driver):
         self._served_requests: dict[str, asyncio.Task[None]] = {}
         self._request_counter = 0
         self._late_turn_end: asyncio.Event | None = None
+        self._releases: set[asyncio.Future[Any]] = set()
         self._conversation_has_turns = runner.resume_next_start  # resume=: it holds turns already
 
     @property
@@ -344,9 +348,22 @@ class PersistentDriver(Driver):
         for request_id in list(self._pending_permissions):
             self._close_permission(request_id, "withdrawn")
         if self.wire is not None:
-            self.wire.release_turn_resources()
+            self._keep_release(self.wire.release_turn_resources())
         if self.process is not None and self.process.is_running:  # what its tools left outside its tree
             self.run_in_background(self.process.end_leftovers())
+
+    def _keep_release(self, release: Awaitable[Any] | None) -> None:
+        """Keep the wire's end-of-turn work under way: ``stop()`` waits for it (``close_services``)."""
+        if release is not None:
+            future = asyncio.ensure_future(release)
+            future.add_done_callback(ignore_outcome)
+            self._releases.add(future)
+            future.add_done_callback(self._releases.discard)
+
+    async def close_services(self) -> None:
+        """At ``stop()``: wait (bounded) for what the wire ends for the last turn (ACP terminals)."""
+        if self._releases:
+            await asyncio.wait(list(self._releases), timeout=RELEASE_WAIT_SECONDS)
 
     # -- stdout routing (called by the supervisor, synchronously, for each line) ------------------
 
@@ -440,7 +457,7 @@ class PersistentDriver(Driver):
             task.cancel()
         self._served_requests.clear()
         if self.wire is not None:
-            self.wire.release_turn_resources()
+            self._keep_release(self.wire.release_turn_resources())
         turn = self.current_turn
         if turn is not None and not turn.done and turn.written:  # a turn not sent yet starts a new CLI itself
             if not (turn.abort_outcome is not None and turn.aborting):  # else the abort sequence settles it

@@ -430,14 +430,15 @@ class AcpWire:
     def observe(self, event: AgentEvent) -> None:
         return None
 
-    def release_turn_resources(self) -> None:
-        """Kill the terminals of the turn that ended (or of the process that went)."""
+    def release_turn_resources(self) -> Awaitable[Any] | None:
+        """End every process the terminals of the turn that ended (or of the process that went) started."""
         terminals = self.terminals
         if terminals is None or not terminals.live:
-            return
+            return None
         task = asyncio.get_running_loop().create_task(terminals.end_all())
         self._cleanup.add(task)
         task.add_done_callback(self._cleanup.discard)
+        return task
 
     def stall_reason(self, now: float) -> str:
         return ""
