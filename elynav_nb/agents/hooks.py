@@ -94,6 +94,7 @@ __all__ = [
     "allow",
     "callback_name",
     "claude_callback_id",
+    "claude_deny_reason",
     "claude_hook_output",
     "claude_initialize_hooks",
     "deny",
@@ -337,6 +338,12 @@ def hook_call_from_claude(fields: Mapping[str, Any]) -> HookCall:
         tool_response=raw.get("tool_response"),
         raw=raw,
     )
+
+
+def claude_deny_reason(reason: str) -> str:
+    """What claude gets for a callback's deliberate deny: it shows any deny as ``<event>:<tool> hook
+    error: <reason>`` (2.1.332), so the reason itself says it was a deny, not a hook that broke."""
+    return f"Denied by a hook: {reason}"
 
 
 def claude_hook_output(event: HookEvent, decision: HookDecision | None) -> dict[str, Any]:
