@@ -266,7 +266,11 @@ class WorkspaceTerminals:
     async def kill(self, params: dict[str, Any]) -> dict[str, Any]:
         terminal = self._terminal(params)
         await _end_tree(terminal.tree)
-        await _reaped(terminal.process)
+        assert terminal.watcher is not None
+        with contextlib.suppress(TimeoutError):  # its exit status is there for the next output
+            await asyncio.wait_for(
+                asyncio.shield(terminal.watcher), timeout=_KILL_GRACE_SECONDS + DRAIN_SECONDS
+            )
         return {}
 
     async def release(self, params: dict[str, Any]) -> dict[str, Any]:
