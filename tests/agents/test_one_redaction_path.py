@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from elynav_nb.agents import AgentRunner, HookFailed, ToolResult
-HookDenied = object
+from elynav_nb.agents import AgentRunner, HookDenied, HookFailed, ToolResult
 from elynav_nb.agents.hook_runner import HookRunner
 from elynav_nb.agents.hooks import HookCall, deny, normalise_hooks
 from elynav_nb.agents.process import StopBounds
