@@ -69,8 +69,8 @@ def test_dunder_and_private_names_are_refused(field):
 
 
 def test_the_environment_reached_through_a_module_has_its_secrets_redacted(monkeypatch):
-    monkeypatch.setenv("ELYNAV_FIELDS_API_KEY", "field-secret-value-123")
-    text = interpolate("{os.environ[ELYNAV_FIELDS_API_KEY]} and {os.environ}", NAMESPACE)
+    monkeypatch.setenv("FIELDS_TEST_SERVICE_API_KEY", "field-secret-value-123")
+    text = interpolate("{os.environ[FIELDS_TEST_SERVICE_API_KEY]} and {os.environ}", NAMESPACE)
     assert "field-secret-value-123" not in text
     assert text.startswith("[redacted] and ")
 
