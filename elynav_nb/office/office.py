@@ -129,6 +129,7 @@ class Office(AskRunning, OfficeViews):
         self._tasks: set[asyncio.Task[None]] = set()
         self._listeners: list[OfficeListener] = []
         self._sessions: dict[str, str] = {}
+        self.user_token = secrets.token_hex(16)  # makes a process that is no agent the user (peers.py)
 
     # -- life cycle ----------------------------------------------------------------------------------
 
@@ -372,11 +373,13 @@ class Office(AskRunning, OfficeViews):
             to, text, sender=caller.name, timeout=timeout, parent=running, output_schema=output_schema
         )
 
-    def identify(self, pid: int) -> Caller:
-        """The caller behind a process id (``office/peers.py``)."""
+    def identify(self, holders: Sequence[int], presented_token: str = "") -> Caller:
+        """The caller behind the processes holding a connection (``office/peers.py``), or ``CALLER_UNKNOWN``."""
         processes = [process for employee in self.employees.values() if (process := employee.agent_process())]
         tokens = {employee.name: employee.token for employee in self.employees.values()}
-        return identify_caller(pid, processes, tokens)
+        return identify_caller(
+            holders, processes, tokens, user_token=self.user_token, presented_token=presented_token
+        )
 
     def _require_open(self) -> None:
         if self.status == "new":

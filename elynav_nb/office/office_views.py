@@ -45,6 +45,7 @@ class OfficeViews:
     status: str
     employees: dict[str, Employee]
     history_log: HistoryLog
+    user_token: str
     _listeners: list[OfficeListener]
 
     if TYPE_CHECKING:  # defined by Office

@@ -6,8 +6,11 @@ a private directory (mode 0700), so only this Unix account can connect.
 
 How data flows, one request per connection::
 
-    accept -> SO_PEERCRED pid -> office.identify(pid) (ancestry, then token: never the caller's word)
+    accept -> SO_PEERCRED pid and uid (another uid refused)
       -> one request line (bounded size and time) -> wire.decode_request
+      -> office.identify(who holds the caller's end, the user token it gave) (``office/peers.py``:
+         the office's process, ancestry, an agent's token in its environment, the user token; else
+         ``CALLER_UNKNOWN``: never the caller's word, never the user by default)
       -> ask:    office.submit(...) -> "accepted" -> wait for the reply OR the caller's hang-up
                  -> "reply" | (hang-up) office.cancel(ask, by=caller): a dead `elynav ask` cancels its ask
       -> cancel: office.cancel(ask_id, by=caller) -> "cancelled"
@@ -32,6 +35,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 import uuid
 import weakref
 from pathlib import Path
@@ -40,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from elynav_nb.agents.results import data_as_json
 from elynav_nb.errors import ElynavError, NotAllowed, ProtocolError
 from elynav_nb.office.history import refusal_record
-from elynav_nb.office.peers import Caller, peer_credentials
+from elynav_nb.office.peers import Caller, caller_processes, peer_credentials, socket_holders
 from elynav_nb.office.trace import office_redactor, trace_logger
 from elynav_nb.office.wire import (
     MAX_REQUEST_BYTES,
@@ -52,7 +56,7 @@ from elynav_nb.office.wire import (
     encode_error,
     encode_reply,
 )
-from elynav_nb.office.workspace import SOCKET_FOLDER_PREFIX
+from elynav_nb.office.workspace import SOCKET_FOLDER_PREFIX, write_user_token
 
 if TYPE_CHECKING:
     from elynav_nb.office.asks import Ask
@@ -84,6 +88,7 @@ class OfficeSocketServer:
             self._handle_connection, path=str(self.path), limit=MAX_REQUEST_BYTES + 1
         )
         os.chmod(self.path, 0o600)
+        write_user_token(self.directory, self.office.user_token)
         return self.path
 
     async def close(self) -> None:
@@ -126,17 +131,23 @@ class OfficeSocketServer:
                 await asyncio.wait_for(writer.wait_closed(), timeout=1.0)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        caller = self._identify(writer)
+        connection: socket.socket = writer.get_extra_info("socket")
+        connected_at = time.time()
+        pid, uid = peer_credentials(connection)
+        if uid != os.getuid():
+            raise NotAllowed("only processes of the office's own user may use its socket")
         try:
             line = await _read_request_line(reader)
             if trace_logger.isEnabledFor(logging.DEBUG):
-                trace_logger.debug(
-                    "office socket: %s < %s", caller.name, office_redactor(self.office).line(line)
-                )
+                trace_logger.debug("office socket: pid %s < %s", pid, office_redactor(self.office).line(line))
             request = _decode(line)
         except ProtocolError as error:
-            logger.warning("office socket: refused a request from %s: %s", caller.name, error.message)
+            logger.warning("office socket: refused a request from pid %s: %s", pid, error.message)
             raise
+        holders = caller_processes(pid, connected_at)  # the process that connected, while it lives
+        if not holders:  # it has gone (it forked and left): who holds its end of the socket now
+            holders = await asyncio.to_thread(socket_holders, connection)
+        caller = self.office.identify(holders, request.token)
         if isinstance(request, AskRequest):
             try:
                 ask = self.office.submit_for(
@@ -212,13 +223,6 @@ class OfficeSocketServer:
         if trace_logger.isEnabledFor(logging.DEBUG):
             trace_logger.debug("office socket: > %s", office_redactor(self.office).line(data))
         await _send(writer, data)
-
-    def _identify(self, writer: asyncio.StreamWriter) -> Caller:
-        connection: socket.socket = writer.get_extra_info("socket")
-        pid, uid = peer_credentials(connection)
-        if uid != os.getuid():
-            raise NotAllowed("only processes of the office's own user may use its socket")
-        return self.office.identify(pid)
 
     async def _wait_reply_or_hang_up(
         self, ask: Ask, caller: Caller, reader: asyncio.StreamReader, writer: asyncio.StreamWriter

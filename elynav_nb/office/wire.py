@@ -8,6 +8,8 @@ Requests (caller -> office), one per connection::
     {"op": "ask", "agent": "elynav-sdr", "text": "...", "timeout": 600}      timeout optional (seconds)
     {"op": "ask", ..., "schema": {JSON Schema}}   optional: a structured answer (``elynav ask --schema``)
     {"op": "cancel", "ask_id": "..."}
+    "token": "..." on any request: the user token (a terminal, a kernel attached to the office); an
+                   agent's process sends none (the office knows it from its ancestry or environment)
 
 Answers (office -> caller)::
 
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from elynav_nb.errors import ElynavError, ProtocolError, error_for_code
@@ -62,11 +64,13 @@ class AskRequest:
     text: str
     timeout: float | None = None
     schema: dict[str, Any] | None = None
+    token: str = field(default="", repr=False)
 
 
 @dataclass(frozen=True)
 class CancelRequest:
     ask_id: str
+    token: str = field(default="", repr=False)
 
 
 def _encode(message: dict[str, Any]) -> bytes:
@@ -74,18 +78,28 @@ def _encode(message: dict[str, Any]) -> bytes:
 
 
 def encode_ask_request(
-    agent: str, text: str, timeout: float | None = None, schema: dict[str, Any] | None = None
+    agent: str,
+    text: str,
+    timeout: float | None = None,
+    schema: dict[str, Any] | None = None,
+    *,
+    token: str = "",
 ) -> bytes:
     message: dict[str, Any] = {"op": "ask", "agent": agent, "text": text}
     if timeout is not None:
         message["timeout"] = timeout
     if schema is not None:
         message["schema"] = schema
+    if token:
+        message["token"] = token
     return _encode(message)
 
 
-def encode_cancel_request(ask_id: str) -> bytes:
-    return _encode({"op": "cancel", "ask_id": ask_id})
+def encode_cancel_request(ask_id: str, *, token: str = "") -> bytes:
+    message = {"op": "cancel", "ask_id": ask_id}
+    if token:
+        message["token"] = token
+    return _encode(message)
 
 
 def _request_object(line: bytes) -> dict[str, Any]:
@@ -146,15 +160,17 @@ def decode_request(line: bytes) -> AskRequest | CancelRequest:
     """One request line -> a request value; ``PROTOCOL_ERROR`` for any line that is not one."""
     message = _request_object(line)
     operation = message.get("op")
+    token = _text_field(message, "token") if "token" in message else ""
     if operation == "ask":
         return AskRequest(
             _text_field(message, "agent"),
             _text_field(message, "text"),
             _timeout_field(message),
             _schema_field(message),
+            token,
         )
     if operation == "cancel":
-        return CancelRequest(_text_field(message, "ask_id", empty_allowed=False))
+        return CancelRequest(_text_field(message, "ask_id", empty_allowed=False), token)
     if isinstance(operation, str) and len(operation) <= 40:
         raise ProtocolError(f"unknown op {operation!r} (expected 'ask' or 'cancel')")
     raise ProtocolError("the request needs an 'op' of 'ask' or 'cancel'")  # whatever it holds, not echoed
