@@ -20,13 +20,13 @@ import asyncio
 import html
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from elynav_nb._display import rich_bundle
 from elynav_nb.agents.events import AgentEvent
-from elynav_nb.agents.output_schema import OutputSchema
+from elynav_nb.agents.output_schema import OutputSchema, OutputSchemaSpec
 from elynav_nb.agents.results import TurnResult, data_frame, events_frame
-from elynav_nb.errors import AgentTimeout, ElynavError, error_for_code
+from elynav_nb.errors import AgentTimeout, ElynavError, InvalidInput, error_for_code
 from elynav_nb.office.history import utc_now
 from elynav_nb.office.rights import USER
 
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Ask",
+    "AskKeywords",
+    "AskOptions",
     "AskStatus",
     "Reply",
     "ReplyOutcome",
@@ -49,6 +51,39 @@ __all__ = [
     "reply_outcome_for",
     "synthetic_reply",
 ]
+
+
+class AskKeywords(TypedDict, total=False):
+    """The options of ``Office.submit`` / ``ask`` / ``try_ask`` (one list; see ``AskOptions``)."""
+
+    sender: str
+    timeout: float | None
+    parent: Ask | str | None
+    output_schema: OutputSchemaSpec | None
+
+
+@dataclass(frozen=True)
+class AskOptions:
+    """How one ask is sent: ``sender`` (``"user"`` or an employee's name), ``timeout`` (seconds, the
+    office's ``ask_timeout`` when None), ``parent`` (the ask whose turn sent it), ``output_schema``
+    (a structured answer in ``reply.data``)."""
+
+    sender: str = USER
+    timeout: float | None = None
+    parent: Ask | str | None = None
+    output_schema: OutputSchemaSpec | None = None
+
+    @classmethod
+    def of(cls, keywords: AskKeywords) -> AskOptions:
+        """The options of ``**keywords`` (``INVALID_INPUT`` for an option that does not exist)."""
+        unknown = sorted(set(keywords) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise InvalidInput(
+                f"unknown ask option {unknown[0]!r}; the options: {', '.join(cls.__dataclass_fields__)}",
+                details={"option": unknown[0]},
+            )
+        return cls(**keywords)
+
 
 ReplyOutcome = Literal["done", "cancelled", "timeout", "failed"]
 AskStatus = Literal["queued", "running", "done", "cancelled", "timeout", "failed"]
@@ -246,7 +281,10 @@ class Ask:
                 self.office.cancel(self.id, by=self.sender)
             raise
 
-    def _settle(self, reply: Reply) -> None:
+    def settle(self, reply: Reply) -> None:
+        """End the ask with ``reply`` (the office's ask engine calls this once; idempotent after)."""
+        if self.reply is not None:
+            return
         self.reply = reply
         self.status = reply.outcome
         self.ended_at = reply.ended_at

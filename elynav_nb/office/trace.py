@@ -21,7 +21,7 @@ from elynav_nb._logging import Redactor
 
 if TYPE_CHECKING:
     from elynav_nb.office.asks import Ask
-    from elynav_nb.office.office_views import OfficeViews as Office  # what these read: workspace, employees
+    from elynav_nb.office.office import Office
 
 __all__ = ["log_ask_event", "log_office", "office_redactor", "trace_logger"]
 

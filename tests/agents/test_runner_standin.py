@@ -9,7 +9,7 @@ import pytest
 
 from elynav_nb.agents import AgentRunner, PermissionRequest, ToolResult, ToolUse, builtin_agents
 from elynav_nb.agents.process import StopBounds
-from elynav_nb.errors import AgentNotFound
+from elynav_nb.errors import AgentNotFound, SessionNotFound
 
 from .helpers import process_alive, wait_until_gone_async
 
@@ -179,3 +179,12 @@ async def test_stop_during_start_leaves_no_process(tmp_path):
     assert runner.status == "closed"
     pid = runner.pid
     assert pid is None or not process_alive(pid), "a start racing the stop left its CLI running"
+
+
+@pytest.mark.anyio
+async def test_a_session_claude_cannot_resume_is_session_not_found(tmp_path):
+    runner = make_runner(tmp_path, resume="01a00000-0000-4000-8000-000000000000")
+    with pytest.raises(SessionNotFound) as caught:
+        await runner.start()
+    await runner.stop()
+    assert caught.value.code == "SESSION_NOT_FOUND" and "No conversation found" in str(caught.value)

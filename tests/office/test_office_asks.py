@@ -317,3 +317,13 @@ async def test_a_headless_employee_is_allowed_the_tools_its_definition_lists(mak
         builtin_agents()["elynav-orchestrator"].tools
     )
     assert "mcp__crm__pipeline_summary" in allowed and "Bash(elynav ask:*)" in allowed
+
+
+async def test_an_unknown_ask_option_is_refused_typed_and_nothing_is_queued(make_office):
+    office = await make_office([worker("w-a")])
+    for call in (office.submit, office.try_ask):
+        with pytest.raises(InvalidInput, match="unknown ask option 'sendr'"):
+            call("w-a", "hello", sendr="user")
+    with pytest.raises(InvalidInput, match="unknown ask option"):
+        await office.ask("w-a", "hello", timeout_s=3)
+    assert office.asks == [] and office.history().empty
