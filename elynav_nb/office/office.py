@@ -37,7 +37,7 @@ import secrets
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from elynav_nb._display import rich_bundle, view_for
 from elynav_nb.agents.definitions import AgentDefinition
@@ -48,11 +48,15 @@ from elynav_nb.errors import (
     AgentNotFound,
     InvalidInput,
     NotAllowed,
+    OfficeAlreadyRunning,
+    OfficeUnreachable,
     RunnerClosed,
 )
 from elynav_nb.office.ask_running import AskEngine
 from elynav_nb.office.asks import Ask, AskKeywords, AskOptions, Reply
+from elynav_nb.office.attached import AskMirror, AttachedAsk, Attachment
 from elynav_nb.office.cascade import check_no_cycle
+from elynav_nb.office.client import OfficeClient
 from elynav_nb.office.employee import Employee
 from elynav_nb.office.history import HistoryLog, utc_now
 from elynav_nb.office.office_views import (
@@ -68,12 +72,15 @@ from elynav_nb.office.rights import USER, check_cancel_right
 from elynav_nb.office.socket_server import OfficeSocketServer
 from elynav_nb.office.staffing import ASK_RULE, Executable, resolve_definitions, runner_for
 from elynav_nb.office.trace import log_ask_event, log_office
-from elynav_nb.office.workspace import OfficeFiles
+from elynav_nb.office.workspace import OfficeFiles, serving_office
 
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["ASK_RULE", "Office", "OfficeListener"]
+__all__ = ["ASK_RULE", "ATTACH_TIMEOUT", "Office", "OfficeListener"]
+
+ATTACH_TIMEOUT = 30.0
+"""Seconds an ``Office.start()`` waits for the office holding its workspace to listen, to attach to it."""
 
 
 class Office:
@@ -99,6 +106,7 @@ class Office:
         max_text_chars: int = 100_000,
         max_delegation_depth: int = 8,
         listen: bool = True,
+        attach: bool = True,
         tools: Mapping[str, Any] | None = None,
         **runner_options: Any,
     ) -> None:
@@ -111,6 +119,8 @@ class Office:
         self.max_text_chars = max_text_chars
         self.max_delegation_depth = max_delegation_depth
         self.listen = listen
+        self.attach = attach
+        self.attachment: Attachment | None = None  # set when start() attached to the serving office
         # A turn may last as long as its ask (waiting on a delegated ask is silence on stdout too).
         runner_options.setdefault("turn_timeout", ask_timeout)
         runner_options.setdefault("tool_idle_timeout", ask_timeout)
@@ -146,6 +156,8 @@ class Office:
 
     @property
     def socket_path(self) -> Path | None:
+        if self.attachment is not None:
+            return self.attachment.client.socket_path
         return self.socket_server.path if self.socket_server is not None else None
 
     async def start(self) -> Office:
@@ -155,7 +167,8 @@ class Office:
         if self.status == "closed":
             raise RunnerClosed("this office was stopped; make a new Office")
         self.engine.loop = asyncio.get_running_loop()
-        self.files.lock()
+        if not await self._lock_or_attach():
+            return self
         try:
             unfinished = self.history_log.end_unfinished("the office stopped before this ask ended")
             definitions = await asyncio.to_thread(resolve_definitions, self.workspace, self.agent_choice)
@@ -163,8 +176,6 @@ class Office:
             if self.listen:
                 self.socket_server = OfficeSocketServer(self)
                 await self.socket_server.start()
-                assert self.socket_server.directory is not None
-                self.files.record_socket_folder(self.socket_server.directory)
             unknown = sorted(set(self.tools) - {definition.name for definition in definitions})
             if unknown:
                 raise InvalidInput(
@@ -178,6 +189,8 @@ class Office:
             raise
         self.status = "open"
         self.engine.accepting = True
+        if self.socket_server is not None and self.socket_server.directory is not None:
+            self.files.record_socket_folder(self.socket_server.directory)  # others may attach from now
         note = f"office started with {len(self.employees)} employees"
         if unfinished:
             note += f"; {len(unfinished)} asks left unfinished by the previous office were marked failed"
@@ -211,6 +224,11 @@ class Office:
         if self.status in ("closed", "new"):
             self.status = "closed"
             return
+        if self.attachment is not None:  # leave the host office; it goes on serving the others
+            await self.attachment.stop()
+            self.status = "closed"
+            self.listeners.notify("stopped", None)
+            return
         self.status = "closing"
         engine = self.engine
         engine.accepting = False
@@ -230,9 +248,51 @@ class Office:
         )
         self.history_log.note("office stopped")
         log_office(self, "office stopped")
+        self.listeners.notify("stopped", None)  # before the socket closes: watchers see it end
         await self._release()
         self.status = "closed"
-        self.listeners.notify("stopped", None)
+
+    async def _lock_or_attach(self) -> bool:
+        """Take the workspace's lock (True: this office hosts), or attach to the office holding it.
+
+        A host still starting names its socket once open: waited for, bounded (``ATTACH_TIMEOUT``).
+        ``attach=False``: ``OFFICE_ALREADY_RUNNING`` instead.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + ATTACH_TIMEOUT
+        while True:
+            try:
+                self.files.lock()
+                return True
+            except OfficeAlreadyRunning:
+                if not self.attach:
+                    raise
+                found = serving_office(self.workspace)
+                if found is not None:
+                    await self._attach(found)
+                    return False
+                if loop.time() >= deadline:
+                    raise OfficeUnreachable(
+                        f"an office holds {self.workspace} but does not listen (listen=False, or it is stuck "
+                        "starting)",
+                        details={"workspace": str(self.workspace)},
+                    ) from None
+            await asyncio.sleep(0.1)
+
+    async def _attach(self, found: tuple[Path, str]) -> None:
+        """Attach to the office that serves the workspace (``office/attached.py``), as the user."""
+        if self.tools:
+            raise InvalidInput(
+                "tools= are served by the kernel that hosts the office; this one attaches to the office "
+                f"already serving {self.workspace} (stop it, or give the tools there)",
+                details={"workspace": str(self.workspace)},
+            )
+        attachment = Attachment(OfficeClient(*found), self.listeners.notify)
+        await attachment.start()
+        self.attachment = attachment
+        self.employees = cast(dict[str, Employee], attachment.employees)  # mirrors: Employee's reading side
+        self.status = "open"
+        log_office(self, f"attached to the office serving {self.workspace}")
 
     async def _release(self) -> None:
         if self.socket_server is not None:
@@ -272,6 +332,8 @@ class Office:
 
     def _submit(self, to: str, text: str, options: AskOptions) -> Ask:
         self._require_open()
+        if self.attachment is not None:
+            return self._submit_attached(to, text, options)
         schema = output_schema_of(options.output_schema)
         employee = self.employee(to)
         sender_name = options.sender if options.sender == USER else self.employee(options.sender).name
@@ -296,6 +358,19 @@ class Office:
         self.engine.queue(ask)
         return ask
 
+    def _submit_attached(self, to: str, text: str, options: AskOptions) -> Ask:
+        """An ask sent to the host office as the user (an ``AttachedAsk``: the same reading surface)."""
+        assert self.attachment is not None
+        if options.sender != USER or options.parent is not None or options.output_schema is not None:
+            raise InvalidInput(
+                "an office attached to another process's office asks as the user only, without parent "
+                "or output_schema (send those from the kernel that hosts it)"
+            )
+        employee = self.employee(to)
+        self._check_text(text)
+        timeout = self._check_timeout(options.timeout)
+        return cast(Ask, self.attachment.submit(employee.name, text, timeout))
+
     async def ask(self, to: str, text: str, **options: Unpack[AskKeywords]) -> Reply:
         """``await office.ask(to, text)``: queue it and wait for its ``Reply`` (interrupting the cell cancels it).
 
@@ -307,14 +382,14 @@ class Office:
         checked = AskOptions.of(options)
         self._require_open()
         employee = self.employee(to)
-        if employee.busy or employee.queue:
+        if employee.busy or employee.queue_length:
             raise AgentBusy(
-                f"{employee.name} is busy (for {employee.caller}, {len(employee.queue)} waiting); "
+                f"{employee.name} is busy (for {employee.caller}, {employee.queue_length} waiting); "
                 "use submit() to queue the ask",
                 details={
                     "agent": employee.name,
                     "caller": employee.caller,
-                    "queue_length": len(employee.queue),
+                    "queue_length": employee.queue_length,
                 },
             )
         return self._submit(to, text, checked)
@@ -348,6 +423,10 @@ class Office:
         )
 
     def _require_open(self) -> None:
+        if self.attachment is not None and self.attachment.status != "open":
+            raise RunnerClosed(
+                f"the office this one attached to is {self.attachment.status}: make a new Office"
+            )
         if self.status == "new":
             raise RunnerClosed("the office is not started: await office.start() first")
         if self.status != "open":
@@ -411,16 +490,22 @@ class Office:
 
     def get_ask(self, ask_id: str) -> Ask:
         """The ask ``ask_id`` (in flight, or among the last ended ones), or ``ASK_NOT_FOUND``."""
+        if self.attachment is not None:
+            return cast(Ask, self.attachment.get(ask_id))  # in flight only
         return self.engine.get(ask_id)
 
     def queue_position(self, ask: Ask) -> int:
         """0 while running (or ended), else 1 for the next ask to run."""
+        if self.attachment is not None:
+            return self.attachment.queue_position(ask.id)
         queue = self.employees[ask.agent].queue
         return queue.index(ask) + 1 if ask in queue else 0
 
     @property
     def asks(self) -> list[Ask]:
         """The asks not ended yet (running ones first, then by queue order)."""
+        if self.attachment is not None:
+            return cast(list[Ask], self.attachment.asks)  # the host's, as its last snapshot shows them
         running = [employee.current for employee in self.employees.values() if employee.current is not None]
         queued = [ask for employee in self.employees.values() for ask in employee.queue]
         return running + queued
@@ -431,12 +516,28 @@ class Office:
         """Cancel an ask as ``by`` (the user, or the agent that sent it), with everything it waits on.
 
         ``NOT_ALLOWED`` for anyone else (nothing changes); idempotent; returns the ask (``await`` it).
+        An attached office cancels as the user (the host checks the right, as for any caller).
         """
+        if self.attachment is not None:
+            return self._cancel_attached(ask_id, by)
         ask = ask_id if isinstance(ask_id, Ask) else self.get_ask(ask_id)
         caller = by if by == USER else self.employee(by).name
         check_cancel_right(ask_id=ask.id, ask_sender=ask.sender, agent=ask.agent, caller=caller)
         self.engine.cancel(ask, by=caller, outcome="cancelled", reason=reason or f"cancelled by {caller}")
         return ask
+
+    def _cancel_attached(self, ask_id: str | Ask, by: str) -> Ask:
+        assert self.attachment is not None
+        if by != USER:
+            raise InvalidInput("an attached office cancels as the user only (by='user')")
+        if isinstance(ask_id, AttachedAsk):
+            return cast(Ask, ask_id.cancel())
+        identifier = ask_id if isinstance(ask_id, str) else ask_id.id
+        found: AskMirror | AttachedAsk = self.attachment.get(identifier)
+        if isinstance(found, AttachedAsk):
+            return cast(Ask, found.cancel())
+        self.attachment.cancel(identifier)
+        return cast(Ask, found)
 
     # -- what it shows ---------------------------------------------------------------------------------
 
@@ -465,7 +566,7 @@ class Office:
         self.listeners.remove(listener)
 
     def __repr__(self) -> str:
-        return office_text(self.status, self.workspace, self.employees, attached=False)
+        return office_text(self.status, self.workspace, self.employees, attached=self.attachment is not None)
 
     def _repr_html_(self) -> str:
         return office_html(self.status, self.workspace, self.employees)

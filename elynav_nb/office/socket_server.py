@@ -18,7 +18,8 @@ How data flows, one request per connection::
          well-formed ask or cancel refused (DEADLOCK, AGENT_NOT_FOUND, NOT_ALLOWED...) also gets a
          ``refused`` row in the office history (``history.refusal_record``), so it leaves a trace
 
-A bad request costs its own connection only; the office keeps serving. A line that cannot be
+Streamed asks and the watched board: ``office/socket_streams.py``. A bad request costs its own
+connection only; the office keeps serving. A line that cannot be
 decoded into a request (too long, too slow, not UTF-8, not JSON, nested too deeply, not an object,
 a field of the wrong type) is answered ``PROTOCOL_ERROR`` and logged as one WARNING line naming the
 caller and the reason, without a traceback; a hang-up mid-line is neither answered nor logged.
@@ -41,20 +42,20 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from elynav_nb.agents.results import data_as_json
 from elynav_nb.errors import ElynavError, NotAllowed, ProtocolError
 from elynav_nb.office.history import refusal_record
 from elynav_nb.office.peers import Caller, caller_processes, peer_credentials, socket_holders
+from elynav_nb.office.socket_streams import reply_line, stream_ask, watch_board
 from elynav_nb.office.trace import office_redactor, trace_logger
 from elynav_nb.office.wire import (
     MAX_REQUEST_BYTES,
     AskRequest,
     CancelRequest,
+    WatchRequest,
     decode_request,
     encode_accepted,
     encode_cancelled,
     encode_error,
-    encode_reply,
 )
 from elynav_nb.office.workspace import SOCKET_FOLDER_PREFIX, write_user_token
 
@@ -96,6 +97,8 @@ class OfficeSocketServer:
         server, self._server = self._server, None
         if server is not None:
             server.close()
+        if self._handlers:  # the asks have ended: their replies go out first (bounded)
+            await asyncio.wait(list(self._handlers), timeout=1.0)
         for handler in list(self._handlers):
             handler.cancel()
         if self._handlers:
@@ -148,6 +151,9 @@ class OfficeSocketServer:
         if not holders:  # it has gone (it forked and left): who holds its end of the socket now
             holders = await asyncio.to_thread(socket_holders, connection)
         caller = self.office.identify(holders, request.token)
+        if isinstance(request, WatchRequest):
+            await watch_board(self.office, reader, writer)
+            return
         if isinstance(request, AskRequest):
             try:
                 ask = self.office.submit_for(
@@ -157,7 +163,10 @@ class OfficeSocketServer:
                 self._record_refused_ask(caller, request, error)
                 raise
             await self._answer(writer, encode_accepted(ask.id, ask.agent, self.office.queue_position(ask)))
-            await self._wait_reply_or_hang_up(ask, caller, reader, writer)
+            if request.stream:
+                await stream_ask(self.office, ask, caller, reader, writer)
+            else:
+                await self._wait_reply_or_hang_up(ask, caller, reader, writer)
             return
         try:
             cancelled = self.office.cancel(request.ask_id, by=caller.name)
@@ -238,20 +247,7 @@ class OfficeSocketServer:
             # The asking process is gone (killed, interrupted): nobody waits for this reply any more.
             self.office.cancel(ask.id, by=caller.name, reason="the asking process went away")
             return
-        reply = ask.reply
-        await self._answer(
-            writer,
-            encode_reply(
-                reply.ask_id,
-                reply.outcome,
-                reply.text,
-                error_code=reply.error_code,
-                error=reply.error,
-                cancelled_by=reply.cancelled_by,
-                data=data_as_json(reply.data),
-                has_data=reply.output_schema is not None and reply.ok,
-            ),
-        )
+        await self._answer(writer, reply_line(ask))
 
 
 async def _read_request_line(reader: asyncio.StreamReader) -> bytes:
@@ -264,7 +260,7 @@ async def _read_request_line(reader: asyncio.StreamReader) -> bytes:
         raise ProtocolError(f"no complete request line within {REQUEST_TIMEOUT:g} s") from None
 
 
-def _decode(line: bytes) -> AskRequest | CancelRequest:
+def _decode(line: bytes) -> AskRequest | CancelRequest | WatchRequest:
     """``wire.decode_request``, with anything it did not foresee answered as ``PROTOCOL_ERROR`` too."""
     try:
         return decode_request(line)

@@ -36,6 +36,7 @@ __all__ = [
     "USER_TOKEN_FILE",
     "OfficeFiles",
     "presented_user_token",
+    "serving_office",
     "write_user_token",
 ]
 
@@ -106,6 +107,37 @@ class OfficeFiles:
     def save_sessions(self, sessions: dict[str, str]) -> None:
         text = json.dumps(dict(sorted(sessions.items())), indent=2)
         write_atomically(self.sessions_path, text, mode=0o600)  # 0o600, as the file always had
+
+
+def serving_office(workspace: Path) -> tuple[Path, str] | None:
+    """``(socket path, user token)`` of the office that serves ``workspace`` now, or None.
+
+    An office serves while it holds ``office.lock`` (a test lock that succeeds means nobody does);
+    the lock file names its socket folder once it listens.
+    """
+    lock_path = workspace / ".elynav" / "office.lock"
+    try:
+        descriptor = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass  # held: an office runs
+        else:
+            return None  # nobody holds it (released when this descriptor closes)
+        lines = os.pread(descriptor, 4096, 0).decode("utf-8", "replace").splitlines()
+    finally:
+        os.close(descriptor)
+    if len(lines) < 2:
+        return None  # it has not listened yet (or runs with listen=False)
+    folder = Path(lines[1])
+    try:
+        token = (folder / USER_TOKEN_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return folder / "office.sock", token
 
 
 def write_user_token(socket_folder: Path, token: str) -> None:

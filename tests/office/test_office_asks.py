@@ -160,9 +160,9 @@ async def test_interrupting_the_cell_that_awaits_an_ask_cancels_it(make_office):
     assert reply.outcome == "cancelled" and reply.cancelled_by == USER
 
 
-async def test_a_second_office_on_the_same_workspace_is_refused(make_office, tmp_path):
+async def test_a_second_office_that_may_not_attach_is_refused(make_office, tmp_path):
     office = await make_office([worker("w-a")])
-    second = Office(office.workspace, [worker("w-a")], executable="standin")
+    second = Office(office.workspace, [worker("w-a")], executable="standin", attach=False)
     with pytest.raises(Exception) as caught:
         await second.start()
     assert getattr(caught.value, "code", "") == "OFFICE_ALREADY_RUNNING"
