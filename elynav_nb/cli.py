@@ -33,6 +33,8 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("lab",), "elynav_nb.lab_command", "open the walkthrough notebooks in JupyterLab (installs nothing)"),
     (("ask",), "elynav_nb.office.ask_command", "ask another agent of the office and wait for its reply"),
     (("cancel",), "elynav_nb.office.cancel_command", "cancel an ask (the user: any; an agent: its own)"),
+    (("office", "serve"), "elynav_nb.office.serve_command", "run the office of a workspace, headless"),
+    (("acp",), "elynav_nb.office.acp_command", "an employee of the office as an ACP agent (stdio)"),
     (("agents", "install"), "elynav_nb.agents.install_command", "copy the Elynav agents into a workspace"),
     (("mcp", "crm"), "elynav_nb.crm.command", "serve the CRM over MCP (stdio)"),
     (("crm", "demo"), "elynav_nb.crm.demo_command", "create a deterministic demo CRM database"),

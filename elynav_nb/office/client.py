@@ -91,6 +91,7 @@ class RemoteAsk:
         self.status = "queued" if self.position else "running"
         self.events: list[AgentEvent] = []
         self.reply: Reply | None = None
+        self.usage: dict[str, Any] = {}  # the tokens the employee's CLI reported for the turn
         self.queued_at = utc_now()
         self.started_at = None if self.position else self.queued_at
         self._reader = reader
@@ -126,6 +127,8 @@ class RemoteAsk:
                         self.events.append(event)
                         self._updates.put_nowait(event)
                 elif kind == "reply":
+                    usage = answer.get("usage")
+                    self.usage = usage if isinstance(usage, dict) else {}
                     self._settle(self._reply_of(answer))
                     return
                 elif kind == "error":

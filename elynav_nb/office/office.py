@@ -252,6 +252,22 @@ class Office:
         await self._release()
         self.status = "closed"
 
+    @classmethod
+    async def connect(cls, workspace: str | os.PathLike[str] = ".") -> Office:
+        """Attach to the office already serving ``workspace`` (never start one): ``OFFICE_UNREACHABLE``
+        when none does. ``Office(workspace).start()`` attaches too, or starts one when none serves."""
+        resolved = Path(workspace).resolve()
+        found = serving_office(resolved)
+        if found is None:
+            raise OfficeUnreachable(
+                f"no office serves {resolved}: start one (await Office(workspace).start(), or elynav office serve)",
+                details={"workspace": str(resolved)},
+            )
+        office = cls(resolved)
+        office.engine.loop = asyncio.get_running_loop()
+        await office._attach(found)
+        return office
+
     async def _lock_or_attach(self) -> bool:
         """Take the workspace's lock (True: this office hosts), or attach to the office holding it.
 

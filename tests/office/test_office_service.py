@@ -170,3 +170,50 @@ async def test_a_host_killed_mid_ask_fails_attached_asks_and_the_next_host_marks
     host = await make_office([worker("w-a")], workspace=workspace, stop_bounds=FAST_STOP)
     history = host.history().set_index("ask_id")
     assert list(history.loc[[running.id, queued.id], "error_code"]) == ["OFFICE_STOPPED"] * 2
+
+
+async def test_connect_attaches_only(make_office, tmp_path):
+    with pytest.raises(OfficeUnreachable):
+        await Office.connect(tmp_path / "nobody")
+    host = await make_office([worker("w-a")])
+    connected = await asyncio.wait_for(Office.connect(host.workspace), 30)
+    try:
+        assert connected.attachment is not None
+        assert (await asyncio.wait_for(connected.ask("w-a", "hi"), 30)).outcome == "done"
+    finally:
+        await connected.stop()
+
+
+async def test_elynav_office_serve_runs_headless_until_sigterm(tmp_path):
+    workspace = tmp_path / "served"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "elynav_nb.cli",
+        "office",
+        "serve",
+        "--workspace",
+        str(workspace),
+        "--executable",
+        "standin",
+        "--agents",
+        "elynav-sdr",
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        line = (await asyncio.wait_for(process.stderr.readline(), 30)).decode()
+        assert line.startswith(f"elynav office: serving {workspace} (elynav-sdr)")
+        attached = await asyncio.wait_for(Office(workspace).start(), 30)
+        blocker = attached.submit("sdr", "@standin slow 30\nlong")
+        queued = attached.submit("sdr", "queued")
+        assert await wait_until(lambda: queued.id != "" and blocker.status == "running")
+        process.send_signal(signal.SIGTERM)
+        replies = await asyncio.wait_for(asyncio.gather(blocker, queued), 30)
+        assert [reply.outcome for reply in replies] == ["cancelled", "cancelled"]
+        assert all(reply.error == "the office stopped" for reply in replies)
+        assert await asyncio.wait_for(process.wait(), 30) == 0
+        await attached.stop()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
