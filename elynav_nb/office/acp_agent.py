@@ -176,10 +176,26 @@ class EmployeeAgent:
         return self._response(reply, remote.usage)
 
     async def _follow(self, session_id: str, remote: RemoteAsk) -> Reply:
-        async for update in remote.updates():
-            if isinstance(update, Reply):
-                return update
-            await self._say(session_id, remote, update)
+        """Say each update; the deltas that arrived together become one chunk (fewer messages, same text)."""
+        async for batch in remote.batches():
+            pending: TextDelta | ThinkingDelta | None = None
+            for update in batch:
+                if isinstance(update, Reply):
+                    if pending is not None:
+                        await self._say(session_id, remote, pending)
+                    return update
+                if pending is not None and type(update) is type(pending):
+                    pending = type(pending)(pending.text + update.text)
+                    continue
+                if pending is not None:
+                    await self._say(session_id, remote, pending)
+                    pending = None
+                if isinstance(update, TextDelta | ThinkingDelta):
+                    pending = update
+                else:
+                    await self._say(session_id, remote, update)
+            if pending is not None:
+                await self._say(session_id, remote, pending)
         return await remote
 
     async def _say(self, session_id: str, remote: RemoteAsk, update: Position | Started | AgentEvent) -> None:

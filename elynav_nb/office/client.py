@@ -195,6 +195,18 @@ class RemoteAsk:
         while (update := await self._updates.get()) is not None:
             yield update
 
+    async def batches(self) -> AsyncIterator[list[Update]]:
+        """The same updates, in lists of what has arrived together (a streaming reader keeps up)."""
+        while (update := await self._updates.get()) is not None:
+            batch = [update]
+            while not self._updates.empty():
+                more = self._updates.get_nowait()
+                if more is None:
+                    yield batch
+                    return
+                batch.append(more)
+            yield batch
+
     def __await__(self) -> Generator[Any, None, Reply]:
         return asyncio.shield(self._done).__await__()
 

@@ -42,9 +42,12 @@ if TYPE_CHECKING:
     from elynav_nb.office.asks import Ask
     from elynav_nb.office.office import Office
 
-__all__ = ["board_lines", "reply_line", "stream_ask", "watch_board"]
+__all__ = ["WATCH_INTERVAL", "board_lines", "reply_line", "stream_ask", "watch_board"]
 
 _DRAIN_BOUND = 10.0
+WATCH_INTERVAL = (
+    0.1  # seconds between two board snapshots to a watcher (the board redraws at most every 0.25 s)
+)
 
 
 def reply_line(ask: Ask) -> bytes:
@@ -85,9 +88,19 @@ class _Lines:
 
     async def _write(self) -> None:
         try:
-            while (data := await self.queue.get()) is not None:
-                self.writer.write(data)
-                await asyncio.wait_for(self.writer.drain(), timeout=_DRAIN_BOUND)
+            finished = False
+            while not finished:
+                data = await self.queue.get()
+                batch: list[bytes] = []
+                while data is not None:  # what came meanwhile goes out in the same write
+                    batch.append(data)
+                    if self.queue.empty():
+                        break
+                    data = self.queue.get_nowait()
+                finished = data is None
+                if batch:
+                    self.writer.write(b"".join(batch))
+                    await asyncio.wait_for(self.writer.drain(), timeout=_DRAIN_BOUND)
         except (ConnectionError, RuntimeError, TimeoutError):
             self.broken.set()
 
@@ -119,8 +132,8 @@ async def stream_ask(
             lines.send(encode_started(ask.id, office.employee(ask.agent).session_id))
         elif changed is ask and event == "turn" and ask.turn is not None and not forwarding:
             forwarding.append(asyncio.get_running_loop().create_task(_forward(ask, lines)))
-        elif changed is None or changed.agent == ask.agent:
-            say_position()
+        elif changed is not None and changed.agent == ask.agent and event in ("started", "ended"):
+            say_position()  # an ask ahead left the queue (a later one queued changes nothing ahead)
 
     office.add_listener(on_event)
     say_position()
@@ -203,7 +216,8 @@ def board_lines(office: Office) -> bytes:
 
 
 async def watch_board(office: Office, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Send the board now and after every change (coalesced: one snapshot per loop turn) until a hang-up."""
+    """Send the board now and after every change (coalesced: at most one snapshot per ``WATCH_INTERVAL``,
+    the last state always sent) until a hang-up or the office stops."""
     lines = _Lines(writer)
     pending = False
     stopped = asyncio.Event()
@@ -220,7 +234,7 @@ async def watch_board(office: Office, reader: asyncio.StreamReader, writer: asyn
             stopped.set()
         elif not pending:
             pending = True
-            asyncio.get_running_loop().call_soon(send_snapshot)
+            asyncio.get_running_loop().call_later(WATCH_INTERVAL, send_snapshot)
 
     office.add_listener(on_event)
     send_snapshot()
