@@ -48,7 +48,9 @@ async def test_a_second_office_attaches_and_shares_the_fifo_board_and_history(ma
         assert list(history["prompt"].str.split().str[-1]) == ["first", "second", "third"]
         assert list(history["ended_at"]) == sorted(history["ended_at"])  # one FIFO: in the order sent
         assert history.equals(host.history())
-        assert await wait_until(lambda: second.to_frame()["asks_served"].iloc[0] == 3)  # snapshots: 0.1 s apart
+        assert await wait_until(
+            lambda: second.to_frame()["asks_served"].iloc[0] == 3
+        )  # snapshots: 0.1 s apart
         assert list(second.to_frame()["agent"]) == ["w-a"]
     finally:
         await second.stop()
