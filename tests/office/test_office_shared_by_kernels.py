@@ -123,10 +123,10 @@ async def test_a_restarted_kernel_and_a_restarted_host_and_what_their_asks_becom
     other.run(ATTACH.format(workspace=str(workspace)))  # the restarted kernel attaches again
     other.run('late = office.submit("sdr", "after the restart")')
     wait_for(other, 'print("ID", late.id != "")', "ID True")
-    pid_code = 'cli = office.employee("sdr").to_row()["cli_pid"]\nprint(f"PID {cli}" if cli else "no CLI yet")'
-    cli_pid = int(wait_for(other, pid_code, "PID ")[0].split()[1])
-        wait_for(other, 'print("PID", office.employee("sdr").to_row()["cli_pid"])', "PID 1")[0].split()[1]
+    pid_code = (
+        'cli = office.employee("sdr").to_row()["cli_pid"]\nprint(f"PID {cli}" if cli else "no CLI yet")'
     )
+    cli_pid = int(wait_for(other, pid_code, "PID ")[0].split()[1])
     host.manager.restart_kernel(now=True)  # the host restarts: the office dies with it
     host.client.wait_for_ready(timeout=60)
     lines = wait_for(
