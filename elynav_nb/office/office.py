@@ -3,8 +3,11 @@
 Where it sits: the capability ``elynav_nb.office``, above ``elynav_nb.agents`` (the only other
 capability it imports). It owns one ``Employee`` per agent definition (one runner, one canonical
 session id each), the asks in flight, the workspace lock, the history file and the Unix socket
-that agents use through ``elynav ask``. Widgets subscribe with ``add_listener``; the office never
-imports them (``office.board()`` asks ``_display`` for the registered view).
+that agents use through ``elynav ask``, and other processes as the user (kernels attached to it,
+``elynav acp``, the chat personas, terminals). One office per workspace: an ``Office`` whose
+workspace is already served attaches to that office instead (``office/attached.py``). Widgets
+subscribe with ``add_listener``; the office never imports them (``office.board()`` asks ``_display``
+for the registered view).
 
 How an ask flows::
 
