@@ -48,7 +48,7 @@ async def host(tmp_path):
 
 async def open_session(session, cwd) -> str:
     started = await asyncio.wait_for(session.connection.initialize(protocol_version=1), BOUND)
-    assert started.agent_info.name == "elynav-office" and "w-acp" in started.agent_info.title or True
+    assert started.agent_info.name == "elynav-office" and started.agent_info.title.endswith("(elynav office)")
     assert started.agent_capabilities.load_session
     return (await session.connection.new_session(cwd=str(cwd), mcp_servers=[])).session_id
 
@@ -219,3 +219,23 @@ async def test_agent_runner_drives_an_employee_through_elynav_acp(host):
         await runner.stop()
     history = host.history()
     assert list(history["agent"]) == ["w-a", "w-a"] and list(history["sender"]) == ["user", "user"]
+
+
+async def test_a_cancel_from_the_client_is_the_users_and_cascades(host):
+    """The prompt's ask waits on an ask it sent (w-a asks w-acp); session/cancel ends both."""
+    async with elynav_acp(host.workspace, "w-a") as session:
+        session_id = await open_session(session, host.workspace)
+        prompt = asyncio.ensure_future(
+            session.connection.prompt(
+                session_id=session_id,
+                prompt=text_prompt("@standin ask w-acp @standin delay 30\n@standin say late"),
+            )
+        )
+        assert await wait_until(lambda: host.employee("w-acp").current is not None, timeout=30)
+        child = host.employee("w-acp").current
+        await session.connection.cancel(session_id=session_id)
+        answer = await asyncio.wait_for(prompt, BOUND)
+        assert answer.stop_reason == "cancelled"
+        reply = await asyncio.wait_for(child, BOUND)
+        assert reply.outcome == "cancelled" and reply.cancelled_by == "user"
+        check_conformance(session)
