@@ -211,14 +211,20 @@ class PermissionRequest(AgentEvent):
 
 @dataclass(frozen=True, slots=True)
 class PermissionWithdrawn(AgentEvent):
-    """The CLI withdrew a pending permission request (an interrupt overtook it), or it was answered."""
+    """The CLI withdrew a pending permission request (an interrupt overtook it), or it was answered.
+
+    ``decision``: ``allowed``, ``denied``, ``expired`` (nobody answered in time) or ``withdrawn``;
+    ``by`` says who answered: ``the user`` (``allow()`` / ``deny()``: a button or a cell's code) or
+    ``the permission handler`` ("" when nobody did).
+    """
 
     kind: ClassVar[str] = "permission_closed"
     request_id: str
     decision: str = "withdrawn"
+    by: str = ""
 
     def summary(self) -> str:
-        return f"{self.request_id}: {self.decision}"
+        return f"{self.request_id}: {self.decision}" + (f" by {self.by}" if self.by else "")
 
 
 @dataclass(frozen=True, slots=True)
