@@ -262,6 +262,7 @@ class Office(AskRunning, OfficeViews):
         ``OUTPUT_INVALID`` when the answer does not match; a bad schema is ``INVALID_INPUT`` here).
         """
         self._require_open()
+        self._require_own_loop("submit")
         schema = output_schema_of(output_schema)
         employee = self.employee(to)
         sender_name = sender if sender == USER else self.employee(sender).name
@@ -383,6 +384,19 @@ class Office(AskRunning, OfficeViews):
             raise RunnerClosed("the office is not started: await office.start() first")
         if self.status != "open":
             raise RunnerClosed(f"the office is {self.status}: make a new Office")
+
+    def _require_own_loop(self, method: str) -> None:
+        """``INVALID_INPUT`` outside the office's event loop (terminal IPython runs it only in ``await`` lines)."""
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not self._loop:
+            raise InvalidInput(
+                f"office.{method}() runs on the office's event loop, which does not run here: call it from "
+                "a coroutine or a line with `await` (in terminal IPython: `reply = await office.ask(...)`)",
+                details={"method": method},
+            )
 
     def _check_text(self, text: object) -> None:
         if not isinstance(text, str) or not text.strip():
