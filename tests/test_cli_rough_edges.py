@@ -143,6 +143,38 @@ def test_demo_accepts_an_agent_defined_in_its_workspace(tmp_path: Path) -> None:
     assert f"{tmp_path}/.claude/agents" in str(caught.value)
 
 
+def test_demo_refuses_an_empty_prompt_and_a_timeout_that_is_not_positive(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["demo", "--prompt", "  "]) == 2
+    assert "--prompt is empty" in one_error_line(capsys.readouterr(), "INVALID_INPUT")
+    for bad in ("-1", "0", "nan"):
+        with pytest.raises(SystemExit) as exited:
+            main(["demo", "--timeout", bad])
+        assert exited.value.code == 2
+        assert "give a positive, finite number of seconds" in capsys.readouterr().err
+
+
+def test_demo_creates_its_workspace_folder_but_not_a_whole_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep = tmp_path / "missing" / "xyz"
+    assert main(["demo", "--workspace", str(deep)]) == 2
+    line = one_error_line(capsys.readouterr(), "INVALID_INPUT")
+    assert f"its parent folder {tmp_path / 'missing'} does not exist" in line
+    assert not (tmp_path / "missing").exists()  # nothing made
+
+
+def test_demo_and_crm_demo_help_show_their_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in (["demo", "--help"], ["crm", "demo", "--help"]):
+        with pytest.raises(SystemExit):
+            main(command)
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "(default: 'Bonjour ! Quels comptes avons-nous à Lyon dans le CRM ?')" in shown  # --prompt
+    assert "created if missing" in shown and "the office's ask" in shown  # --workspace, --timeout
+    assert "same seed, same data (default: 0)" in shown  # crm demo --seed
+
+
 @pytest.mark.parametrize(
     ("arguments", "flags"),
     [(["--real"], "--real"), (["--cli", "codex"], "--cli codex"), (["--cli", "gemini", "--real"], None)],
