@@ -303,7 +303,11 @@ class RawEvent(AgentEvent):
     data: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def summary(self) -> str:
-        return f"{self.type}/{self.subtype}" if self.subtype else self.type
+        """``type/subtype``, and the line's ``status`` when it has one (claude's ``system/status:
+        requesting``: the CLI is calling the model)."""
+        text = f"{self.type}/{self.subtype}" if self.subtype else self.type
+        status = self.data.get("status")
+        return f"{text}: {status}" if isinstance(status, str) and status else text
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,6 +101,11 @@ class Turn:
         return self._transcript.events()
 
     @property
+    def event_times(self) -> list[float]:
+        """When each of ``events`` arrived (``time.time()``), in the same order."""
+        return self._transcript.times()
+
+    @property
     def text(self) -> str:
         """The answer so far."""
         return main_text(self.events)
@@ -247,8 +252,8 @@ class Turn:
     # -- display ------------------------------------------------------------------------------------
 
     def to_frame(self) -> pandas.DataFrame:
-        """The events so far, one row each."""
-        return events_frame(self.events)
+        """The events so far, one row each (``at``: when each arrived)."""
+        return events_frame(self.events, self.event_times)
 
     def __repr__(self) -> str:
         return (

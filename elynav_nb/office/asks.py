@@ -100,6 +100,7 @@ class Reply:
     used_standin: bool = False
     data: Any = field(default=None, repr=False)  # the validated answer of an ask with an output schema
     output_schema: OutputSchema | None = field(default=None, repr=False, compare=False)
+    event_times: tuple[float, ...] = field(default=(), repr=False, compare=False)  # when each event came
 
     @property
     def ok(self) -> bool:
@@ -141,7 +142,7 @@ class Reply:
         """The rows of ``data`` for an ask with an output schema (as ``TurnResult.to_frame``), else the
         events of the turn that answered (one row each)."""
         if self.output_schema is None:
-            return events_frame(self.events)
+            return events_frame(self.events, self.event_times)
         return data_frame(self.data, outcome=self.outcome, error_code=self.error_code)
 
     def __repr__(self) -> str:
@@ -311,6 +312,7 @@ def reply_from_turn(ask: Ask, result: TurnResult) -> Reply:
         ended_at=utc_now(),
         parent_id=ask.parent_id,
         events=result.events,
+        event_times=result.event_times,
         session_id=result.session_id,
         cost_usd=result.cost_usd,
         error=result.error,
