@@ -336,3 +336,28 @@ def test_ask_help_and_docstring_say_where_a_partial_reply_goes(capsys: pytest.Ca
     assert "elynav ask: partial reply (<outcome>), not an answer:" in help_text
     assert "stdout stays empty" in help_text
     assert ask_command.__doc__ is not None and "stdout stays empty" in ask_command.__doc__
+
+
+# --- issue 32, item 14: the command tree says what its groups are; `elynav agents list` ---------
+
+
+def test_the_top_level_help_says_what_each_group_is_for(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = capsys.readouterr().out
+    assert " commands\n" not in shown  # not "agents commands", "mcp commands"...
+    for group, purpose in cli.GROUPS.items():
+        assert group in shown and purpose.split(":")[0] in " ".join(shown.split())
+
+
+def test_agents_list_shows_the_built_in_agents_and_the_workspaces_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agents = tmp_path / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "mine.md").write_text("---\nname: mine\ndescription: my agent\n---\nYou are mine.\n")
+    assert main(["agents", "list", "--workspace", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["mine", *SIX_AGENTS]
+    assert lines[0].endswith(str(agents / "mine.md")) and "(built-in" in lines[1]
+    assert not (agents / "elynav-sdr.md").exists()  # listing installs nothing

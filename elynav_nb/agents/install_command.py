@@ -14,7 +14,7 @@ from pathlib import Path
 
 from elynav_nb.agents.definitions import AgentDefinition, builtin_agents, install_agents
 
-__all__ = ["configure", "run"]
+__all__ = ["agent_line", "configure", "run"]
 
 _CRM_TOOL_PREFIX = "mcp__crm__"
 
@@ -45,7 +45,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.list_only:
         for definition in builtin_agents().values():
-            print(_agent_line(definition, definition.source_path))
+            print(agent_line(definition, definition.source_path))
         return 0
 
     workspace: Path = args.workspace
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     uses_crm = False
     for path in installed_paths:
         definition = AgentDefinition.load(path)
-        print(_agent_line(definition, path))
+        print(agent_line(definition, path))
         for tool in definition.tools:
             if tool.startswith(_CRM_TOOL_PREFIX):
                 uses_crm = True
@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _agent_line(definition: AgentDefinition, path: Path | None) -> str:
+def agent_line(definition: AgentDefinition, path: Path | str | None) -> str:
+    """One agent as a line: name, number of tools, permission mode, where it is."""
     tool_count = str(len(definition.tools)) if definition.tools else "all"
     permission_mode = definition.permission_mode or "(inherited)"
     return f"{definition.name:<22} tools={tool_count:<4} permission={permission_mode:<18} {path}"
