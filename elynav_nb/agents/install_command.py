@@ -14,18 +14,20 @@ from pathlib import Path
 
 from elynav_nb.agents.definitions import AgentDefinition, builtin_agents, install_agents
 
-__all__ = ["agent_line", "configure", "run"]
+__all__ = ["add_workspace_argument", "agent_line", "configure", "run"]
 
 _CRM_TOOL_PREFIX = "mcp__crm__"
 
 
+def add_workspace_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--workspace DIR`` (default: the current folder), shared by ``agents install`` and ``agents list``."""
+    parser.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR", help=help_text)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--workspace",
-        type=Path,
-        default=Path("."),
-        metavar="DIR",
-        help="folder where the agent CLI runs; the files go to DIR/.claude/agents/ (default: current folder)",
+    add_workspace_argument(
+        parser,
+        "folder where the agent CLI runs; the files go to DIR/.claude/agents/ (default: current folder)",
     )
     parser.add_argument(
         "--agent",

@@ -10,22 +10,15 @@ Typed errors (a broken agent file) go back to ``cli.main``: one line ``CODE: mes
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from elynav_nb.agents.definitions import builtin_agents, load_agents
-from elynav_nb.agents.install_command import agent_line
+from elynav_nb.agents.install_command import add_workspace_argument, agent_line
 
 __all__ = ["configure", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--workspace",
-        type=Path,
-        default=Path("."),
-        metavar="DIR",
-        help="folder whose DIR/.claude/agents/ is listed too (default: current folder)",
-    )
+    add_workspace_argument(parser, "folder whose DIR/.claude/agents/ is listed too (default: current folder)")
 
 
 def run(args: argparse.Namespace) -> int:
