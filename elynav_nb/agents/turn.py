@@ -17,6 +17,7 @@ How data flows::
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import html
 import time
 from collections.abc import AsyncIterator, Generator
@@ -279,7 +280,8 @@ class Turn:
         result = self.result
         status = html.escape(self.status)
         if result is not None:
-            line = html.escape(result.summary_line().partition(" · ")[2])
+            # the error has a row of its own below the transcript, as in the live view
+            line = html.escape(dataclasses.replace(result, error="").summary_line().partition(" · ")[2])
         else:
             line = f"agent {html.escape(self.runner.agent_name or 'default')} · {len(self.events)} events"
         transcript = transcript_html(
