@@ -351,6 +351,7 @@ class Office:
 
     def _submit(self, to: str, text: str, options: AskOptions) -> Ask:
         self._require_open()
+        self._require_own_loop("submit")
         if self.attachment is not None:
             return self._submit_attached(to, text, options)
         schema = output_schema_of(options.output_schema)
@@ -450,6 +451,19 @@ class Office:
             raise RunnerClosed("the office is not started: await office.start() first")
         if self.status != "open":
             raise RunnerClosed(f"the office is {self.status}: make a new Office")
+
+    def _require_own_loop(self, method: str) -> None:
+        """``INVALID_INPUT`` outside the office's event loop (terminal IPython runs it only in ``await`` lines)."""
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not self.engine.loop:
+            raise InvalidInput(
+                f"office.{method}() runs on the office's event loop, which does not run here: call it from "
+                "a coroutine or a line with `await` (in terminal IPython: `reply = await office.ask(...)`)",
+                details={"method": method},
+            )
 
     def _check_text(self, text: object) -> None:
         if not isinstance(text, str) or not text.strip():

@@ -48,8 +48,21 @@ async def test_an_agent_name_that_is_not_installed_fails_fast(tmp_path):
     runner = make_runner(tmp_path, "elynav-nobody")
     with pytest.raises(AgentNotFound) as caught:
         await runner.start()
-    assert "install_agents" in str(caught.value)
+    assert "elynav-sdr" in str(caught.value) and "elynav-nobody.md" in str(
+        caught.value
+    )  # what exists, the fix
     assert runner.pid is None  # nothing was spawned
+    assert not (tmp_path / ".claude" / "agents" / "elynav-nobody.md").exists()
+
+
+@pytest.mark.anyio
+async def test_a_built_in_agent_runs_in_any_workspace_as_the_magic_does(tmp_path):
+    """One rule for a name: ``AgentRunner("elynav-sdr")`` in an empty folder writes the built-in file, as
+    ``%%agent sdr`` (a definition object) does, and runs it."""
+    async with make_runner(tmp_path, "elynav-sdr") as runner:
+        result = await runner.send("Bonjour")
+    assert result.ok
+    assert (tmp_path / ".claude" / "agents" / "elynav-sdr.md").is_file()
 
 
 @pytest.mark.anyio
