@@ -8,9 +8,7 @@ import sys
 import pytest
 
 from elynav_nb.errors import InvalidInput
-from elynav_nb.magics.interpolation import interpolate
-
-MAX_PROMPT_CHARS = 1_000_000
+from elynav_nb.magics.interpolation import MAX_PROMPT_CHARS, interpolate
 
 
 class Account:
@@ -45,7 +43,9 @@ NAMESPACE = {
 
 
 def test_fields_fill_as_str_format_does():
-    message = "{account.name} {rows[a]} {ratio:.2f} {ratio:>{width}.1%} {_} {_3} {_i3} {{literal}} {account.name!r}"
+    message = (
+        "{account.name} {rows[a]} {ratio:.2f} {ratio:>{width}.1%} {_} {_3} {_i3} {{literal}} {account.name!r}"
+    )
     text = interpolate(message, NAMESPACE)
     assert text == message.format_map(NAMESPACE)
     assert text.startswith("Acme 1 0.12    12.3% the last output output three input three {literal}")
@@ -69,8 +69,8 @@ def test_dunder_and_private_names_are_refused(field):
 
 
 def test_the_environment_reached_through_a_module_has_its_secrets_redacted(monkeypatch):
-    monkeypatch.setenv("ELYNAV_FIELDS_API_KEY", "field-secret-value-123")
-    text = interpolate("{os.environ[ELYNAV_FIELDS_API_KEY]} and {os.environ}", NAMESPACE)
+    monkeypatch.setenv("FIELDS_TEST_SERVICE_API_KEY", "field-secret-value-123")
+    text = interpolate("{os.environ[FIELDS_TEST_SERVICE_API_KEY]} and {os.environ}", NAMESPACE)
     assert "field-secret-value-123" not in text
     assert text.startswith("[redacted] and ")
 

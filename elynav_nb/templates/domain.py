@@ -107,8 +107,9 @@ LINE_SEPARATORS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 def checked_one_line(text: str, field_name: str, label: str) -> str:
     """``text`` when it is one line of plain text, else ``InvalidInput`` naming ``field_name``.
 
-    Refused: every line separator (``LINE_SEPARATORS``) and every other control character
-    (Unicode category ``Cc``: tab, ``DEL``, the escape that starts an ANSI colour code...).
+    Refused: every line separator (``LINE_SEPARATORS``), every other control character
+    (Unicode category ``Cc``: tab, ``DEL``, the escape that starts an ANSI colour code...) and a lone
+    surrogate (``Cs``: it has no UTF-8 form).
     ``label`` starts the message: ``"the template name"``.
     """
     for character in text:
@@ -117,9 +118,15 @@ def checked_one_line(text: str, field_name: str, label: str) -> str:
                 f"{label} must fit on one line: it holds a line break (U+{ord(character):04X})",
                 details={"field": field_name},
             )
-        if unicodedata.category(character) == "Cc":
+        category = unicodedata.category(character)
+        if category == "Cc":
             raise InvalidInput(
                 f"{label} must be plain text: it holds a control character (U+{ord(character):04X})",
+                details={"field": field_name},
+            )
+        if category == "Cs":  # a lone surrogate: no UTF-8 form, the store could not write it
+            raise InvalidInput(
+                f"{label} is not valid Unicode text: it holds a lone surrogate (U+{ord(character):04X})",
                 details={"field": field_name},
             )
     return text

@@ -69,7 +69,7 @@ async def test_a_hook_command_gets_the_runners_decision():
         )
     finally:
         await server.stop()
-    assert denied == {"decision": "deny", "reason": "Denied by a hook: not here"}
+    assert denied == {"decision": "deny", "reason": "not here"}
     assert rewritten == {
         "hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": {"command": "make --dry-run"}}
     }

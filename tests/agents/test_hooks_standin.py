@@ -11,6 +11,8 @@ from elynav_nb.agents import AgentRunner, ToolResult, ToolUse
 from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.agents.events import HookDenied, HookFailed
 from elynav_nb.agents.hooks import HookCall, HookMatcher, allow, deny, rewrite
+from elynav_nb.agents.drivers.process import StopBounds
+from elynav_nb.agents.transcript_display import transcript_html, transcript_text
 
 FAST_STOP = StopBounds(close_stdin=2.0, sigint=2.0, sigterm=1.0, sigkill=1.0, orphans=1.0)
 
@@ -69,6 +71,10 @@ async def test_a_deny_stops_the_tool_and_the_model_reads_the_reason(tmp_path):
     assert tool_result.summary().startswith("denied by the PreToolUse hook")
     assert "hook error" not in tool_result.summary() and "not in this notebook" in tool_result.summary()
     assert not any(isinstance(event, HookFailed) for event in result.events)
+    # terminals and saved outputs: the result's line and row say denied, not "error" / "failed"
+    assert "← denied by the PreToolUse hook" in transcript_text(result.events)
+    saved = transcript_html(result.events)
+    assert "↳ denied by the PreToolUse hook" in saved and "↳ Bash failed" not in saved
     assert not marker.exists()
     assert result.ended is not None and result.ended.permission_denials
     assert result.outcome == "completed"  # the turn goes on: the model was told

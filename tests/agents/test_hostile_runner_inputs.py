@@ -19,6 +19,7 @@ from elynav_nb.agents.protocols.adapter_settings import adapter_settings
 from elynav_nb.agents.protocols.codex.adapter import CodexAdapter
 from elynav_nb.agents.protocols.gemini.adapter import GeminiAdapter
 from elynav_nb.errors import InvalidInput
+from tests.widgets.helpers import wait_until
 
 from .helpers import running_commands
 
@@ -67,13 +68,8 @@ def test_a_home_given_by_the_caller_is_private_too(tmp_path, monkeypatch):
     assert stat.S_IMODE(Path(home).stat().st_mode) == 0o700
 
 
-async def _gone(marker: str, timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not running_commands(marker):
-            return True
-        await asyncio.sleep(0.1)
-    return not running_commands(marker)
+async def _gone(marker: str) -> bool:
+    return await wait_until(lambda: not running_commands(marker), 15)
 
 
 def _kill_leftovers(*markers: str) -> None:

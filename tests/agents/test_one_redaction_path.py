@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from elynav_nb.agents import AgentRunner, HookFailed, ToolResult
-HookDenied = object
+from elynav_nb.agents import AgentRunner, HookDenied, HookFailed, ToolResult
 from elynav_nb.agents.hooks.runner import HookRunner
 from elynav_nb.agents.hooks import HookCall, deny, normalise_hooks
 from elynav_nb.agents.drivers.process import StopBounds
@@ -27,7 +26,7 @@ FAST_STOP = StopBounds(close_stdin=2.0, sigint=2.0, sigterm=1.0, sigkill=1.0, or
 
 @pytest.fixture(autouse=True)
 def a_secret_in_the_kernel_environment(tmp_path, monkeypatch):
-    monkeypatch.setenv("ELYNAV_TEST_SERVICE_API_KEY", ENVIRONMENT_SECRET)
+    monkeypatch.setenv("REDACTION_TEST_SERVICE_API_KEY", ENVIRONMENT_SECRET)
     monkeypatch.setenv("ELYNAV_STANDIN_HOME", str(tmp_path / "standin-home"))
 
 

@@ -105,3 +105,28 @@ def test_keep_deltas_stores_every_event_as_it_came() -> None:
     stored = transcript.events()
     assert stored == stream
     assert all(got is sent for got, sent in zip(stored, stream, strict=True))
+
+
+def test_a_hook_denial_reaches_the_result_it_explains_by_id_or_by_tool_name():
+    from elynav_nb.agents.events import HookDenied, ToolResult, ToolUse
+    from elynav_nb.agents._transcript import HookDenials
+
+    denials = HookDenials()
+    by_id = HookDenied("PreToolUse", "Bash", "no rm here", tool_use_id="t1", callback="no_rm")
+    nameless = HookDenied("PreToolUse", "run_shell_command", "not today", callback="policy")  # gemini: no id
+    events = [
+        ToolUse("t1", "Bash"),
+        by_id,
+        ToolResult("t1", "PreToolUse:Bash hook error: no rm here", is_error=True),
+        ToolUse("t2", "run_shell_command"),
+        ToolUse("t3", "read_file"),
+        nameless,
+        ToolResult("t3", "failed on its own", is_error=True),
+        ToolResult("t2", "blocked", is_error=True),
+        ToolResult("t1", "a second result, no denial left", is_error=True),
+    ]
+    seen = [denials.annotate(event) for event in events]
+    results = [event for event in seen if isinstance(event, ToolResult)]
+    assert [result.denial for result in results] == [by_id.summary(), "", nameless.summary(), ""]
+    assert results[0].summary() == "denied by the PreToolUse hook no_rm on Bash: no rm here"
+    assert results[1].summary() == "error: failed on its own"

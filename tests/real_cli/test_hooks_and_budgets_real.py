@@ -129,7 +129,10 @@ async def test_a_hook_denies_a_bash_call_and_the_model_reads_the_reason(
     assert result.outcome == "completed", result.error
     assert not marker.exists()
     [sent] = _tool_results_sent(api)
-    assert sent["is_error"] is True and _text_of(sent) == "PreToolUse:Bash hook error: Denied by a hook: no touching"
+    assert (
+        sent["is_error"] is True
+        and _text_of(sent) == "PreToolUse:Bash hook error: Denied by a hook: no touching"
+    )
     [tool_result] = [event for event in result.events if isinstance(event, ToolResult)]
     assert tool_result.is_error and "no touching" in tool_result.text
 

@@ -62,6 +62,16 @@ def test_lone_surrogate_content_is_refused() -> None:
         AgentTemplate.new("bad-1", "Bad", "\ud800", "claude-sonnet")
 
 
+def test_a_lone_surrogate_in_a_name_is_a_typed_refusal_not_a_unicode_error(tmp_path) -> None:
+    """Issue 28 item 7: the name reached the store and failed there with UnicodeEncodeError."""
+    from elynav_nb.templates.service import TemplateService
+
+    service = TemplateService.open(tmp_path / "home")
+    with pytest.raises(InvalidInput, match="lone surrogate"):
+        service.create(name="bad \ud800 name", content="x")
+    assert service.list_templates() == []
+
+
 def test_version_moves_by_one_only_when_the_content_changes() -> None:
     template = AgentTemplate.new("reviewer-1", "Reviewer", "v1", "claude-sonnet")
     same_content = template.with_changes(content_md="v1")

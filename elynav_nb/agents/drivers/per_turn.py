@@ -72,7 +72,7 @@ from elynav_nb.agents.protocols.launcher import PerTurnLauncher
 from elynav_nb.agents.protocols.per_turn import PerTurnAdapter, PerTurnDecoder
 from elynav_nb.agents.results import Outcome
 from elynav_nb.agents.turn import Turn
-from elynav_nb.errors import CliExited, CliStartFailed, ElynavError
+from elynav_nb.errors import CliExited, ElynavError, SessionNotFound
 
 __all__ = ["PerTurnDriver"]
 
@@ -140,7 +140,7 @@ class PerTurnDriver(Driver):
             if conversation.resume_next_start and not await asyncio.to_thread(
                 adapter.has_conversation, conversation.session_id
             ):
-                raise CliStartFailed(
+                raise SessionNotFound(
                     f"No conversation found with session ID {conversation.session_id} in {adapter.settings.home} "
                     f"({self.plan.cli} cannot resume it)",
                     details={"session_id": conversation.session_id, "cli": self.plan.cli},

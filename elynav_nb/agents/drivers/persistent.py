@@ -68,10 +68,14 @@ from elynav_nb.agents.results import Outcome
 from elynav_nb.agents.turn import Turn
 from elynav_nb.errors import AgentBusy, AgentTimeout, CliExited, ElynavError
 
+RELEASE_WAIT_SECONDS = 10.0
+"""How long ``stop()`` waits for the wire's end-of-turn work (ACP terminals: a scan, SIGTERM, SIGKILL)."""
+
 __all__ = ["PersistentDriver"]
 
 wire_logger = logging.getLogger(WIRE_LOGGER_NAME)
 logger = logging.getLogger(__name__)
+PERMISSION_HANDLER = "the permission handler"  # who answered, in PermissionWithdrawn.by
 
 
 class PersistentDriver(Driver):
@@ -86,6 +90,7 @@ class PersistentDriver(Driver):
         self._served_requests: dict[str, asyncio.Task[None]] = {}
         self._request_counter = 0
         self._late_turn_end: asyncio.Event | None = None
+        self._releases: set[asyncio.Future[Any]] = set()
         self._conversation_has_turns = (
             context.conversation.resume_next_start
         )  # resume=: it holds turns already
@@ -349,9 +354,22 @@ class PersistentDriver(Driver):
         for request_id in list(self._pending_permissions):
             self._close_permission(request_id, "withdrawn")
         if self.wire is not None:
-            self.wire.release_turn_resources()
+            self._keep_release(self.wire.release_turn_resources())
         if self.process is not None and self.process.is_running:  # what its tools left outside its tree
             self.run_in_background(self.process.end_leftovers())
+
+    def _keep_release(self, release: Awaitable[Any] | None) -> None:
+        """Keep the wire's end-of-turn work under way: ``stop()`` waits for it (``close_services``)."""
+        if release is not None:
+            future = asyncio.ensure_future(release)
+            future.add_done_callback(ignore_outcome)
+            self._releases.add(future)
+            future.add_done_callback(self._releases.discard)
+
+    async def close_services(self) -> None:
+        """At ``stop()``: wait (bounded) for what the wire ends for the last turn (ACP terminals)."""
+        if self._releases:
+            await asyncio.wait(list(self._releases), timeout=RELEASE_WAIT_SECONDS)
 
     # -- stdout routing (called by the supervisor, synchronously, for each line) ------------------
 
@@ -445,7 +463,7 @@ class PersistentDriver(Driver):
             task.cancel()
         self._served_requests.clear()
         if self.wire is not None:
-            self.wire.release_turn_resources()
+            self._keep_release(self.wire.release_turn_resources())
         turn = self.current_turn
         if turn is not None and not turn.done and turn.written:  # a turn not sent yet starts a new CLI itself
             if not (turn.abort_outcome is not None and turn.aborting):  # else the abort sequence settles it
@@ -481,9 +499,10 @@ class PersistentDriver(Driver):
         if inspect.isawaitable(decision):
             decision = await decision
         if decision is True:
-            request.allow()
+            self._answer_permission(request, PermissionAnswer(True, by=PERMISSION_HANDLER))
         elif decision is False:
-            request.deny("Denied by the permission handler.")
+            answer = PermissionAnswer(False, "Denied by the permission handler.", by=PERMISSION_HANDLER)
+            self._answer_permission(request, answer)
 
     def _answer_permission(self, request: PermissionRequest, answer: PermissionAnswer) -> None:
         loop = self.loop
@@ -499,7 +518,7 @@ class PersistentDriver(Driver):
         if request.request_id not in self._pending_permissions or self.wire is None:
             return  # already answered, withdrawn or expired
         self._write_soon(self.wire.encode_permission_answer(request, answer))
-        self._close_permission(request.request_id, "allowed" if answer.allowed else "denied")
+        self._close_permission(request.request_id, "allowed" if answer.allowed else "denied", by=answer.by)
 
     def _expire_permission(self, request_id: str) -> None:
         if request_id not in self._pending_permissions or self.wire is None:
@@ -509,12 +528,12 @@ class PersistentDriver(Driver):
         self._write_soon(self.wire.encode_permission_answer(request, PermissionAnswer(False, message)))
         self._close_permission(request_id, "expired")
 
-    def _close_permission(self, request_id: str, decision: str) -> None:
+    def _close_permission(self, request_id: str, decision: str, by: str = "") -> None:
         entry = self._pending_permissions.pop(request_id, None)
         if entry is None:
             return
         entry[1].cancel()
-        self._route_event(PermissionWithdrawn(request_id=request_id, decision=decision))
+        self._route_event(PermissionWithdrawn(request_id=request_id, decision=decision, by=by))
 
     # -- settings of the conversation -------------------------------------------------------------
 

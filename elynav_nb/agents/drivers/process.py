@@ -309,9 +309,7 @@ class CliProcess:
         snapshot = identities_of(self._children())
         if marked and self._process is not None:
             snapshot.update(identities_of(marked_processes(self.mark, self._started_at)))
-            snapshot.pop(
-                self._process.pid, None
-            )  # the CLI carries the mark too: it is not its own descendant
+            snapshot.pop(self._process.pid, None)  # the CLI carries the mark too: not its own descendant
         return snapshot
 
     def _children(self) -> list[psutil.Process]:

@@ -123,12 +123,15 @@ def signal_processes(processes: Iterable[psutil.Process], signal_number: int) ->
             continue
 
 
-async def end_processes(identities: dict[int, ProcessIdentity], grace: float = 1.0) -> int:
-    """SIGTERM, then SIGKILL after ``grace`` seconds, each process of ``identities``; how many were alive."""
+async def end_processes(
+    identities: dict[int, ProcessIdentity], grace: float = 1.0, *, first_signal: int = signal.SIGTERM
+) -> int:
+    """SIGTERM (or ``first_signal``), then SIGKILL after ``grace`` seconds, each process of
+    ``identities``; how many were alive."""
     alive = still_alive(identities)
     if not alive:
         return 0
-    signal_processes(alive, signal.SIGTERM)
+    signal_processes(alive, first_signal)
     for signal_number in (signal.SIGKILL, None):
         deadline = time.monotonic() + grace
         while still_alive(identities) and time.monotonic() < deadline:

@@ -96,6 +96,7 @@ __all__ = [
     "allow",
     "callback_name",
     "claude_callback_id",
+    "claude_deny_reason",
     "claude_hook_output",
     "claude_initialize_hooks",
     "deny",
@@ -221,6 +222,9 @@ class HookDialect:
 
     call_from: Callable[[Mapping[str, Any]], HookCall]
     output: Callable[[HookEvent, HookDecision | None], dict[str, Any]]
+    deny_reason: Callable[[str], str] | None = (
+        None  # how a callback's deliberate deny is worded (None: as is)
+    )
 
 
 Hooks = Mapping[str, Any]
@@ -350,6 +354,12 @@ def hook_call_from_claude(fields: Mapping[str, Any]) -> HookCall:
     )
 
 
+def claude_deny_reason(reason: str) -> str:
+    """What claude gets for a callback's deliberate deny: it shows any deny as ``<event>:<tool> hook
+    error: <reason>`` (2.1.332), so the reason itself says it was a deny, not a hook that broke."""
+    return f"Denied by a hook: {reason}"
+
+
 def claude_hook_output(event: HookEvent, decision: HookDecision | None) -> dict[str, Any]:
     """The hook output claude 2.1.332 reads for ``decision`` (verified on the real binary).
 
@@ -375,5 +385,5 @@ def claude_hook_output(event: HookEvent, decision: HookDecision | None) -> dict[
     }
 
 
-CLAUDE_HOOKS = HookDialect(hook_call_from_claude, claude_hook_output)
+CLAUDE_HOOKS = HookDialect(hook_call_from_claude, claude_hook_output, claude_deny_reason)
 """claude's dialect: ``hook_callback`` control requests in, their ``control_response`` answers out."""

@@ -12,8 +12,9 @@ How data flows::
     before_tool(name, input) / after_tool(name, input, response) / serve(dialect, hook input)
       -> HookCall -> run(call): the matching callbacks in order (sync: called on the loop;
          async: awaited under asyncio.wait_for) -> deny ends the run, rewrite feeds the next one
-      -> HookDecision | None; a deliberate deny -> HookDenied -> report(), and the model reads
-         "Denied by a hook: <reason>"; a raise, a wrong answer or a timeout -> deny + HookFailed -> report()
+      -> HookDecision | None; a deliberate deny -> HookDenied -> report(), the model reads its reason
+         (on claude, which calls any deny "hook error", as "Denied by a hook: <reason>");
+         a raise, a wrong answer or a timeout -> deny + HookFailed -> report()
 
 ``report`` puts the ``HookDenied`` / ``HookFailed`` event into the turn in flight (the runner gives it).
 Every reason and message passes ``_redaction.redact_for_model`` (the path kernel tool errors take):
@@ -102,14 +103,25 @@ class HookRunner:
     # -- the CLI's own hook requests (claude's hook_callback, gemini's and codex's hook commands) -----
 
     async def serve(self, dialect: HookDialect, hook_input: Mapping[str, Any]) -> dict[str, Any]:
-        """The answer to one hook request of a CLI, in its ``dialect`` (claude's request server, the hook socket)."""
+        """The answer to one hook request of a CLI, in its ``dialect`` (claude's request server, the hook socket).
+
+        A callback's deliberate deny reads as the dialect words it (claude calls any deny a "hook error":
+        its reason says it was a deny).
+        """
         call = dialect.call_from(hook_input)
-        return dialect.output(call.event, await self.run(call))
+        decision, deliberate = await self._run(call)
+        if deliberate and decision is not None and dialect.deny_reason is not None:
+            decision = deny(dialect.deny_reason(decision.reason))
+        return dialect.output(call.event, decision)
 
     # -- running -------------------------------------------------------------------------------------
 
     async def run(self, call: HookCall) -> HookDecision | None:
         """The matching callbacks of ``call.event``, in order (see ``rules.py`` for the rules)."""
+        return (await self._run(call))[0]
+
+    async def _run(self, call: HookCall) -> tuple[HookDecision | None, bool]:
+        """``run``'s decision, and whether it is a callback's deliberate deny (not a failure's)."""
         current_input = dict(call.tool_input)
         rewritten = False
         allowed: HookDecision | None = None
@@ -118,19 +130,19 @@ class HookRunner:
             try:
                 decision = await self._call_one(entry, asked)
             except _HookFailure as failure:
-                return self._failed(entry, call, failure.code, failure.what)
+                return self._failed(entry, call, failure.code, failure.what), False
             if decision is None:
                 continue
             if decision.behavior == "deny":
-                return self._denied(entry, call, decision)
+                return self._denied(entry, call, decision), True
             if decision.behavior == "rewrite":
                 current_input = dict(decision.updated_input or {})
                 rewritten = True
             else:
                 allowed = decision
         if rewritten:
-            return rewrite(current_input)
-        return allowed
+            return rewrite(current_input), False
+        return allowed, False
 
     async def _call_one(self, entry: HookEntry, call: HookCall) -> HookDecision | None:
         """The callback's own decision; ``_HookFailure`` when it raised, timed out or answered wrong."""
@@ -160,7 +172,7 @@ class HookRunner:
         )
 
     def _denied(self, entry: HookEntry, call: HookCall, decision: HookDecision) -> HookDecision:
-        """A deliberate deny: reported as ``HookDenied``; the model reads it as a deny, with its reason."""
+        """A deliberate deny: reported as ``HookDenied``; the model reads its reason (redacted)."""
         reason = redact_for_model(decision.reason, max_chars=_MESSAGE_CHARS)
         if self.report is not None:
             self.report(
@@ -172,7 +184,7 @@ class HookRunner:
                     callback=entry.name,
                 )
             )
-        return deny(f"Denied by a hook: {reason}")
+        return deny(reason)
 
     def _failed(self, entry: HookEntry, call: HookCall, code: str, what: str) -> HookDecision:
         message = redact_for_model(what, max_chars=_MESSAGE_CHARS)

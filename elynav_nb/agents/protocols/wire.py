@@ -117,8 +117,11 @@ class PersistentWire(Protocol):
         """Why the turn in flight should end now although the CLI still writes ("" when it should not)."""
         ...
 
-    def release_turn_resources(self) -> None:
-        """A turn settled or the process went: end what the client ran for it (ACP terminals)."""
+    def release_turn_resources(self) -> Awaitable[Any] | None:
+        """A turn settled or the process went: end what the client ran for it (ACP terminals).
+
+        The awaitable (if any) is that work under way: ``runner.stop()`` waits for it, bounded.
+        """
         ...
 
     def describe_start_failure(self, error: ElynavError, details: dict[str, Any]) -> ElynavError:
@@ -155,7 +158,7 @@ class WireDefaults:
     def stall_reason(self, now: float) -> str:
         return ""
 
-    def release_turn_resources(self) -> None:
+    def release_turn_resources(self) -> Awaitable[Any] | None:
         return None  # the CLI runs its tools itself
 
     def describe_start_failure(self, error: ElynavError, details: dict[str, Any]) -> ElynavError:

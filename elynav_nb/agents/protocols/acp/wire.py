@@ -53,7 +53,15 @@ from elynav_nb.agents.protocols.acp.codec import (
 from elynav_nb.agents.protocols.acp.files import WorkspaceFiles
 from elynav_nb.agents.protocols.acp.terminals import WorkspaceTerminals
 from elynav_nb.agents.protocols.wire import TurnSink, WireChannel, WireDefaults, start_failure
-from elynav_nb.errors import CliStartFailed, ElynavError, InvalidInput, NotAllowed, NotFound, ProtocolError
+from elynav_nb.errors import (
+    CliStartFailed,
+    ElynavError,
+    InvalidInput,
+    NotAllowed,
+    NotFound,
+    ProtocolError,
+    SessionNotFound,
+)
 
 __all__ = ["AUTH_REQUIRED_CODE", "CLIENT_INFO", "AcpWire", "usable_auth_method"]
 
@@ -261,7 +269,10 @@ class AcpWire(WireDefaults):
             else:
                 reason = "it does not advertise loadSession"
             if self.resume_asked:
-                raise ProtocolError(f"{self.label} cannot load session {self.session_id} ({reason})")
+                raise SessionNotFound(
+                    f"{self.label} cannot load session {self.session_id} ({reason})",
+                    details={"session_id": self.session_id, "cli": "acp"},
+                )
             self.notices.append(
                 AgentError(
                     f"{self.label} could not load session {self.session_id} ({reason}): "
@@ -360,6 +371,8 @@ class AcpWire(WireDefaults):
         return False
 
     def describe_start_failure(self, error: ElynavError, details: dict[str, Any]) -> ElynavError:
+        if isinstance(error, SessionNotFound):
+            return error
         if isinstance(error, ProtocolError):  # the agent runs, and refused the handshake
             return CliStartFailed(str(error), details={**details, **error.details, "cli": "acp"})
         return start_failure(error, details, self.start_timeout)
@@ -420,14 +433,15 @@ class AcpWire(WireDefaults):
         await channel.write(self.codec.notification("session/cancel", {"sessionId": self.session_id}))
         return None
 
-    def release_turn_resources(self) -> None:
-        """Kill the terminals of the turn that ended (or of the process that went)."""
+    def release_turn_resources(self) -> Awaitable[Any] | None:
+        """End every process the terminals of the turn that ended (or of the process that went) started."""
         terminals = self.terminals
         if terminals is None or not terminals.live:
-            return
+            return None
         task = asyncio.get_running_loop().create_task(terminals.end_all())
         self._cleanup.add(task)
         task.add_done_callback(self._cleanup.discard)
+        return task
 
     # -- settings ----------------------------------------------------------------------------------
 

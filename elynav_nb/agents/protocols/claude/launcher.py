@@ -10,6 +10,7 @@ the process: the driver asks for them in its ``LaunchRequest``.
 
 from __future__ import annotations
 
+import logging
 import os
 from functools import partial
 from typing import Any
@@ -27,9 +28,10 @@ from elynav_nb.agents.protocols.claude.launch import (
 from elynav_nb.agents.protocols.claude.wire import ClaudeStreamWire, RequestServer
 from elynav_nb.agents.protocols.command import CliCommand, CliLocation
 from elynav_nb.agents.protocols.launcher import Launch, LaunchRequest, PersistentLauncher
-from elynav_nb.errors import AgentNotFound
 
 __all__ = ["CLAUDE_LOCATION", "ClaudeLauncher"]
+
+logger = logging.getLogger("elynav_nb.agents")
 
 CLAUDE_LOCATION = CliLocation(
     name="claude",
@@ -121,15 +123,18 @@ class ClaudeLauncher(PersistentLauncher):
 
     @staticmethod
     def _ensure_agent_installed(context: RunnerContext) -> None:
+        """claude reads an agent from its file: a given or built-in definition is written where it looks.
+
+        One rule for a name, whatever names it (``AgentRunner("elynav-sdr")``, a definition object,
+        ``%%agent sdr``): a built-in agent runs in any workspace, its file written into
+        ``<workspace>/.claude/agents/`` (logged at INFO); an unknown name is ``AGENT_NOT_FOUND``
+        naming the agents that exist.
+        """
         plan = context.plan
         name = plan.agent_name
         if name is None or find_agent_file(plan.workspace, name) is not None:
             return
-        if plan.definition_given and plan.definition is not None:
-            install_agents(plan.workspace, [plan.definition])
-            return
-        raise AgentNotFound(
-            f"agent {name!r} is not defined in {plan.workspace / '.claude' / 'agents'} "
-            "nor in a parent folder or ~/.claude/agents; install it with install_agents(workspace)",
-            details={"agent": name},
-        )
+        definition = plan.require_definition()  # AGENT_NOT_FOUND listing the choices
+        assert definition is not None
+        (path,) = install_agents(plan.workspace, [definition])
+        logger.info("agent %s written to %s (claude reads agents there)", name, path)

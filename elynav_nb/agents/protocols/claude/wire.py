@@ -36,7 +36,7 @@ from elynav_nb.agents.protocols.claude.codec import (
     encode_user_message,
 )
 from elynav_nb.agents.protocols.wire import TurnSink, WireChannel, WireDefaults, start_failure
-from elynav_nb.errors import AgentNotFound, BypassRefusedAsRoot, ElynavError
+from elynav_nb.errors import AgentNotFound, BypassRefusedAsRoot, ElynavError, SessionNotFound
 
 __all__ = ["ClaudeStreamWire", "RequestServer"]
 
@@ -126,6 +126,9 @@ class ClaudeStreamWire(WireDefaults):
                 "sandbox only, set IS_SANDBOX=1 in the runner's environment.",
                 details=details,
             )
+        if "no conversation found" in lowered:  # claude's words for a session it cannot resume
+            failure = start_failure(error, details, self.start_timeout)
+            return SessionNotFound(failure.message, details=failure.details)
         return start_failure(error, details, self.start_timeout)
 
     async def send_prompt(

@@ -41,7 +41,7 @@ from elynav_nb.agents.events import (
 from elynav_nb.agents.protocols.codex.app_codec import CodexAppServerCodec
 from elynav_nb.agents.protocols.codex.launch import CodexRunnerPlan, thread_policy
 from elynav_nb.agents.protocols.wire import TurnSink, WireChannel, WireDefaults, start_failure
-from elynav_nb.errors import CliStartFailed, ElynavError, ProtocolError
+from elynav_nb.errors import CliStartFailed, ElynavError, ProtocolError, SessionNotFound
 
 __all__ = ["CLIENT_INFO", "CodexAppServerWire"]
 
@@ -146,7 +146,7 @@ class CodexAppServerWire(WireDefaults):
 
     def describe_start_failure(self, error: ElynavError, details: dict[str, Any]) -> ElynavError:
         if isinstance(error, ProtocolError) and self.resume_asked:
-            return CliStartFailed(
+            return SessionNotFound(
                 f"No conversation found with thread id {self.thread_id} in {self.home} "
                 f"(codex cannot resume it: {error})",
                 details={"session_id": self.thread_id, "cli": "codex"},
