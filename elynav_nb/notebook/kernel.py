@@ -135,7 +135,10 @@ class KernelClient:
                 raise RunRefused(
                     f"the kernel did not answer {message['header']['msg_type']} in {_REPLY_TIMEOUT:g} s"
                 )
-            received = json.loads(await asyncio.wait_for(socket.recv(), remaining))
+            try:
+                received = json.loads(await asyncio.wait_for(socket.recv(), remaining))
+            except TimeoutError:
+                continue
             if received.get("parent_header", {}).get("msg_id") == message["header"]["msg_id"]:
                 if received["header"]["msg_type"] == reply_type:
                     content: dict[str, Any] = received["content"]
@@ -148,8 +151,9 @@ class KernelClient:
 
     async def _subshell(self, socket: ClientConnection) -> str:
         if self._supports_subshells is None:
+            # asked on the control channel: the shell may be held by the very cell that asks
             info = await self._request(
-                socket, _message("kernel_info_request", {}, "shell", self._session), "kernel_info_reply"
+                socket, _message("kernel_info_request", {}, "control", self._session), "kernel_info_reply"
             )
             self._supports_subshells = "kernel subshells" in info.get("supported_features", [])
         if not self._supports_subshells:
