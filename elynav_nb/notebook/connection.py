@@ -6,11 +6,16 @@ session and the file's existence are checked each time). All bytes go through ``
 
 How data flows::
 
-    open(): url = await room_url() -> websockets.connect -> our SyncStep1 (a probe)
-            <- server SyncStep1(state vector): a reset? (``wire.lost_clients``) -> on_reset() gives a
-               fresh Doc; then our SyncStep2 (all it lacks) and a probe; then our awareness state
-            <- SyncStep2 / Update -> applied under REMOTE (never sent back); the SyncStep2 also
-               answers the oldest probe: every update sent before it is acknowledged
+    open(): url = await room_url() -> websockets.connect -> our SyncStep1 with an EMPTY state vector
+            <- its SyncStep2: the room's whole state; its state vector (``get_state``) or the server's
+               SyncStep1, whichever comes first, says whether the room was reset (``wire.lost_clients``):
+               then on_reset() gives a fresh Doc, the state goes there and on_reset_synced() replays
+            <- server SyncStep1 -> our SyncStep2 (all it lacks), a probe, our awareness state
+               (jupyter-collaboration sends it first; jupyter-server-documents after its SyncStep2,
+               and again for each of our probes: a handshake each time, answered, never re-probed)
+            <- SyncStep2 -> applied under REMOTE (never sent back); it answers the oldest probe: every
+               update sent before that probe is acknowledged
+            <- Update -> applied under REMOTE
             <- Awareness -> awareness.apply_awareness_update (who is there)
     local transaction -> its update leaves at once (a binary frame written without a task);
     acknowledge(version): a probe after the updates, then wait until a SyncStep2 answers it
@@ -45,7 +50,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import websockets
-from pycrdt import Awareness, Doc, Subscription, TransactionEvent
+from pycrdt import Awareness, Doc, Subscription, TransactionEvent, get_state
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 from websockets.protocol import State
@@ -61,8 +66,9 @@ REMOTE: Final = "elynav-remote"
 AWARENESS_RENEWAL_SECONDS: Final = 15.0
 _MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 _EMPTY_UPDATE: Final = b"\x00\x00"
+_EMPTY_STATE_VECTOR: Final = b"\x00"
 _ACK: Final = "ack"  # a probe whose answer acknowledges the versions it covers
-_RESET: Final = "reset"  # the probe of a fresh Doc after a reset: its answer is the whole room
+_CONNECT: Final = "connect"  # the first probe of a socket, empty state vector: its answer is the whole room
 _STALE: Final = "stale"  # sent before a reset: its answer is applied, it acknowledges nothing
 
 RoomUrl = Callable[[], Awaitable[str]]
@@ -117,7 +123,10 @@ class RoomConnection:
         self._own_acked_clock = 0
         self._reset_pending = False
         self._resync_pending = False
+        self._checked_on_socket = False
+        self._step1_on_socket = 0
         self._sockets = 0
+        self._room_loaded = False
         self._watch_doc(doc)
 
     def __repr__(self) -> str:
@@ -142,7 +151,7 @@ class RoomConnection:
         self._task = asyncio.get_running_loop().create_task(self._supervise(), name=f"elynav-{self.name}")
         try:
             await self._wait(
-                lambda: self._synced.is_set() and self.acked_version >= self.version,
+                lambda: self._synced.is_set() and self._room_loaded and self.acked_version >= self.version,
                 self.open_timeout,
                 "join the room",
             )
@@ -151,14 +160,18 @@ class RoomConnection:
             raise
 
     async def close(self) -> None:
-        self._closing = True
+        """Our awareness removal, then the socket closed once the room has handled all we sent."""
         socket = self._socket
-        if socket is not None and socket.protocol.state is State.OPEN:
+        if socket is not None and socket.protocol.state is State.OPEN and self._synced.is_set():
             with contextlib.suppress(Exception):
                 self.awareness.set_local_state(None)
                 self._send(
                     wire.awareness_message(self.awareness.encode_awareness_update([self.doc.client_id]))
                 )
+                await self._settle(2.0)
+        self._closing = True
+        if socket is not None:
+            with contextlib.suppress(Exception):
                 await asyncio.wait_for(socket.close(), 2.0)
         if self._task is not None:
             self._task.cancel()
@@ -169,6 +182,22 @@ class RoomConnection:
                 self.doc.unobserve(self._subscription)
             self._subscription = None
         self._wake()
+
+    async def _settle(self, timeout: float) -> None:
+        """A last probe answered (and the handshake it starts on jupyter-server-documents finished):
+        nothing of ours is left in the room's queue. jupyter-server-documents 0.3.3 kills a room whose
+        client closes with a message still queued (``UnboundLocalError`` in its message task)."""
+        step1_before = self._step1_on_socket
+        self._send_probe()
+        per_probe_handshake = step1_before > 1
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            answered = not any(kind in (_ACK, _CONNECT) for _, kind in self._probes)
+            if answered and (not per_probe_handshake or self._step1_on_socket > step1_before):
+                return
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), max(deadline - time.monotonic(), 0.01))
 
     async def acknowledge(self, version: Callable[[], int] | int, timeout: float) -> None:
         """Wait until every local change up to ``version`` is held by the server (``SYNC_TIMEOUT``).
@@ -269,11 +298,17 @@ class RoomConnection:
         self._socket = socket
         self._synced.clear()
         self._probes.clear()
-        self._resync_pending = self._sockets > 0  # the first SyncStep2 of a reconnection: watched
+        self._checked_on_socket = False
+        self._step1_on_socket = 0
+        self._resync_pending = self._sockets > 0
         self._sockets += 1
         renewal: asyncio.Task[None] | None = None
         try:
-            self._send_probe()
+            # A SyncStep1 with an empty state vector: its answer is the room's whole state, from which
+            # its state vector is read (a reset?) before anything is applied. jupyter-server-documents
+            # waits for it to start the handshake; jupyter-collaboration sends its own SyncStep1 first.
+            if self._send(wire.probe_message(_EMPTY_STATE_VECTOR)):
+                self._probes.append((self.acked_version, _CONNECT))
             renewal = asyncio.get_running_loop().create_task(self._renew_awareness_loop())
             async for message in socket:
                 if isinstance(message, str):
@@ -299,29 +334,10 @@ class RoomConnection:
     def _handle(self, message: wire.RoomMessage) -> None:
         if message.kind == "step1":
             self._answer_step1(message.payload)
-        elif message.kind in ("step2", "update"):
-            if message.kind == "step2" and self._resync_pending and not self._reset_pending:
-                self._resync_pending = False
-                undone = (
-                    self._on_resync(lambda: self._apply_remote(message.payload)) if self._on_resync else None
-                )
-                if undone is None:
-                    self._apply_remote(message.payload)
-            else:
-                self._apply_remote(message.payload)
-            if message.kind == "step2" and self._probes:
-                covered, kind = self._probes.popleft()
-                if kind == _RESET:  # the fresh room's whole content is in: replay, then acks count again
-                    self._reset_pending = False
-                    if self._on_reset_synced is not None:
-                        self._on_reset_synced()
-                    self._send_probe()
-                elif kind == _ACK and not self._reset_pending:
-                    self.acked_version = max(self.acked_version, covered)
-                    self._own_acked_clock = self._own_clock()
-                    if self._on_acked is not None:
-                        self._on_acked(self.acked_version)
-                self._wake()
+        elif message.kind == "update":
+            self._apply_remote(message.payload)
+        elif message.kind == "step2":
+            self._answer_of_probe(message.payload)
         elif message.kind == "awareness":
             with contextlib.suppress(Exception):  # a peer's bad awareness must not end our session
                 self.awareness.apply_awareness_update(message.payload, REMOTE)
@@ -330,29 +346,61 @@ class RoomConnection:
         elif message.kind == "query_awareness":
             self._send_awareness()
 
-    def _answer_step1(self, state_vector: bytes) -> None:
-        server_now = wire.decode_state_vector(state_vector)
+    def _answer_of_probe(self, update: bytes) -> None:
+        covered, kind = self._probes.popleft() if self._probes else (0, _STALE)
+        if kind != _CONNECT:
+            self._apply_remote(update)
+            if kind == _ACK and not self._reset_pending:
+                self.acked_version = max(self.acked_version, covered)
+                self._own_acked_clock = self._own_clock()
+                if self._on_acked is not None:
+                    self._on_acked(self.acked_version)
+            self._wake()
+            return
+        # the room's whole state
+        self._room_loaded = True
+        if not self._checked_on_socket:
+            self._check_reset(wire.decode_state_vector(get_state(update)))
+        if self._reset_pending:
+            self._apply_remote(update)
+            self._reset_pending = False
+            if self._on_reset_synced is not None:
+                self._on_reset_synced()  # our writes again, into the fresh document
+        elif self._resync_pending and self._on_resync is not None:
+            self._on_resync(lambda: self._apply_remote(update))
+        else:
+            self._apply_remote(update)
+        self._resync_pending = False
+        if self._synced.is_set():
+            self._send_probe()
+        self._wake()
+
+    def _check_reset(self, server_now: dict[int, int]) -> None:
+        """Before anything of this socket is applied: does the room lack what we had seen of it?"""
+        self._checked_on_socket = True
         lost = wire.lost_clients(self._seen_from_server, server_now)
         if server_now.get(self.doc.client_id, 0) < self._own_acked_clock:
             lost.append(self.doc.client_id)
-        if lost and self._on_reset is not None:
-            self.resets += 1
-            logger.info(
-                "room %s was reset (clients %s lost): starting from the room's state", self.name, lost
-            )
-            self._reset_pending = True
-            self._resync_pending = False
-            self._replace_doc(self._on_reset())
-            # answers already on their way were computed for the old document: applied, never acks
-            self._probes = deque((covered, _STALE) for covered, _ in self._probes)
-            if self._send(wire.probe_message(self.doc.get_state())):
-                self._probes.append((self.version, _RESET))
+        if not lost or self._on_reset is None:
+            return
+        self.resets += 1
+        logger.info("room %s was reset (clients %s lost): starting from the room's state", self.name, lost)
+        self._reset_pending = True
+        self._resync_pending = False
+        self._replace_doc(self._on_reset())
+        # answers already on their way were computed for the old document: applied, never acks
+        self._probes = deque((covered, _STALE if kind == _ACK else kind) for covered, kind in self._probes)
+
+    def _answer_step1(self, state_vector: bytes) -> None:
+        self._step1_on_socket += 1
+        if not self._checked_on_socket:
+            self._check_reset(wire.decode_state_vector(state_vector))
         self._send(wire.step2_message(self.doc.get_update(state_vector)))
-        newly_synced = not self._synced.is_set()
+        if self._step1_on_socket > 1:
+            return  # jupyter-server-documents answers each probe with a handshake of its own
         self._synced.set()
         self._send_probe()
-        if newly_synced:
-            self._send_awareness()
+        self._send_awareness()
         self._wake()
 
     def _replace_doc(self, doc: Doc[Any]) -> None:
@@ -364,10 +412,6 @@ class RoomConnection:
         self._seen_from_server = {}
         self._own_acked_clock = 0
         self._watch_doc(doc)
-
-    @property
-    def reset_pending(self) -> bool:
-        return self._reset_pending
 
     def _apply_remote(self, update: bytes) -> None:
         before = wire.decode_state_vector(self.doc.get_state())
@@ -384,7 +428,7 @@ class RoomConnection:
             for client, clock in after.items()
             if before.get(client, 0) != clock and client != own
         }
-        if changed and self._on_remote is not None:
+        if self._on_remote is not None and (changed or update != _EMPTY_UPDATE):
             self._on_remote(changed)
 
     def _own_clock(self) -> int:
@@ -411,10 +455,8 @@ class RoomConnection:
         return max((covered for covered, kind in self._probes if kind == _ACK), default=self.acked_version)
 
     def _send_probe(self) -> None:
-        # Before our SyncStep2 of this socket has left, a probe covers only what was acknowledged.
-        covers = self.version if self._synced.is_set() else self.acked_version
         if self._send(wire.probe_message(self.doc.get_state())):
-            self._probes.append((covers, _ACK))
+            self._probes.append((self.version, _ACK))
 
     def _send_awareness(self) -> None:
         state = self._awareness_state()

@@ -2,8 +2,7 @@
 
 Where it sits: the kernel I/O layer of ``elynav_nb.notebook``; ``live.py`` calls ``KernelClient.run``
 for ``run_cell`` and writes the outputs into the cell itself. It speaks the Jupyter messaging protocol
-as JSON over the server's kernel WebSocket (``/api/kernels/<id>/channels``), each message carrying its
-``channel``.
+over the server's kernel WebSocket (``/api/kernels/<id>/channels``; ``kernel_wire`` frames it).
 
 The trap and its way out (facts measured with ipykernel 7.4): the kernel that would run the cell is
 usually the very kernel whose cell is awaiting the agent's turn, and a second ``execute_request`` on
@@ -27,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
-import json
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -36,14 +34,17 @@ from typing import Any, Final
 import websockets
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.typing import Subprotocol
 
 from elynav_nb.errors import KernelDied, OperationTimeout, RunRefused
+from elynav_nb.notebook.kernel_wire import V1_PROTOCOL, decode_kernel_message, encode_kernel_message
 from elynav_nb.notebook.outputs import DEFAULT_MAX_OUTPUT_BYTES, OutputCollector
 from elynav_nb.notebook.server_api import JupyterServerApi
 
 __all__ = ["KernelClient", "RunResult"]
 
 _REPLY_TIMEOUT: Final = 10.0
+_REPLY_AFTER_IDLE: Final = 0.5
 
 
 @dataclass
@@ -103,13 +104,23 @@ class KernelClient:
             url += f"{separator}token={self.api.token}"
         try:
             self._socket = await asyncio.wait_for(
-                websockets.connect(url, max_size=64 * 1024 * 1024, ping_interval=None), _REPLY_TIMEOUT
+                websockets.connect(
+                    url,
+                    max_size=64 * 1024 * 1024,
+                    ping_interval=None,
+                    subprotocols=[Subprotocol(V1_PROTOCOL)],
+                ),
+                _REPLY_TIMEOUT,
             )
         except (OSError, InvalidHandshake, TimeoutError):
             raise RunRefused(
                 f"the kernel {self.kernel_id} cannot be reached through the Jupyter server"
             ) from None
         return self._socket
+
+    def _encode(self, message: dict[str, Any], socket: ClientConnection | None = None) -> bytes | str:
+        chosen = socket or self._socket
+        return encode_kernel_message(message, binary=chosen is not None and chosen.subprotocol == V1_PROTOCOL)
 
     async def close(self) -> None:
         socket, self._socket = self._socket, None
@@ -120,14 +131,15 @@ class KernelClient:
                 request = _message(
                     "delete_subshell_request", {"subshell_id": self._subshell_id}, "control", self._session
                 )
-                await socket.send(json.dumps(request))
+                await self._request(socket, request, "delete_subshell_reply")
+            self._subshell_id = None
         with contextlib.suppress(Exception):
             await asyncio.wait_for(socket.close(), 2.0)
 
     async def _request(
         self, socket: ClientConnection, message: dict[str, Any], reply_type: str
     ) -> dict[str, Any]:
-        await socket.send(json.dumps(message))
+        await socket.send(self._encode(message, socket))
         deadline = time.monotonic() + _REPLY_TIMEOUT
         while True:
             remaining = deadline - time.monotonic()
@@ -136,7 +148,7 @@ class KernelClient:
                     f"the kernel did not answer {message['header']['msg_type']} in {_REPLY_TIMEOUT:g} s"
                 )
             try:
-                received = json.loads(await asyncio.wait_for(socket.recv(), remaining))
+                received = decode_kernel_message(await asyncio.wait_for(socket.recv(), remaining))
             except TimeoutError:
                 continue
             if received.get("parent_header", {}).get("msg_id") == message["header"]["msg_id"]:
@@ -212,21 +224,27 @@ class KernelClient:
     async def _collect(
         self, socket: ClientConnection, request: dict[str, Any], collector: OutputCollector, timeout: float
     ) -> dict[str, Any]:
-        await socket.send(json.dumps(request))
+        await socket.send(self._encode(request, socket))
         request_id = request["header"]["msg_id"]
         deadline = time.monotonic() + timeout
         reply: dict[str, Any] | None = None
-        idle = False
-        while reply is None or not idle:
-            remaining = deadline - time.monotonic()
+        idle_at: float | None = None
+        while reply is None or idle_at is None:
+            now = time.monotonic()
+            if reply is None and idle_at is not None and now - idle_at > _REPLY_AFTER_IDLE:
+                return _reply_from_iopub(collector)  # the shell reply went to another socket
+            remaining = deadline - now
             if remaining <= 0:
                 await self.api.request("POST", f"api/kernels/{self.kernel_id}/interrupt")
                 raise OperationTimeout(f"the cell ran longer than {timeout:g} s: the kernel was interrupted")
+            wait = min(remaining, 1.0 if idle_at is None else _REPLY_AFTER_IDLE)
             try:
-                received = json.loads(await asyncio.wait_for(socket.recv(), min(remaining, 1.0)))
+                received = decode_kernel_message(await asyncio.wait_for(socket.recv(), wait))
             except TimeoutError:
+                if idle_at is not None:
+                    continue
                 state = await self.api.kernel_state(self.kernel_id)
-                if state in (None, "dead", "restarting"):
+                if state in (None, "dead", "restarting", "autorestarting", "starting"):
                     raise KernelDied(
                         f"the kernel is {state or 'gone'}: the run ended without its outputs"
                     ) from None
@@ -243,7 +261,24 @@ class KernelClient:
             if received.get("channel") == "shell" and message_type == "execute_reply":
                 reply = received["content"]
             elif message_type == "status":
-                idle = received["content"].get("execution_state") == "idle"
+                if received["content"].get("execution_state") == "idle":
+                    idle_at = time.monotonic()
             else:
                 collector.add(message_type, received.get("content", {}))
         return reply
+
+
+def _reply_from_iopub(collector: OutputCollector) -> dict[str, Any]:
+    """The reply as iopub tells it, when the shell reply does not come to us.
+
+    jupyter-server-documents 0.3.3 gives every kernel WebSocket the same ZMQ identity, so the kernel
+    sends a shell reply to one of them only; iopub (``execute_input``, the outputs, ``idle``) reaches all.
+    """
+    errors = [output for output in collector.outputs if output.get("output_type") == "error"]
+    reply: dict[str, Any] = {
+        "status": "error" if errors else "ok",
+        "execution_count": collector.execution_count,
+    }
+    if errors:
+        reply["ename"] = errors[-1].get("ename", "")
+    return reply

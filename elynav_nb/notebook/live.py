@@ -118,6 +118,7 @@ class LiveNotebook:
         self._watchers: list[asyncio.Queue[NotebookChange | None]] = []
         self._signature: dict[str, tuple[str, int | None, int]] = {}
         self._closed = False
+        self._opened = False
         self._username = f"elynav-{uuid.uuid4().hex[:8]}"
 
     # --- opening -------------------------------------------------------------------------------
@@ -196,6 +197,7 @@ class LiveNotebook:
         )
         await self.connection.open()
         self._signature = self._cell_signature()
+        self._opened = True
         self.presence = RoomConnection(
             Doc(),
             self._global_awareness_url,
@@ -289,6 +291,8 @@ class LiveNotebook:
         }
 
     def _on_remote(self, changed_clients: dict[int, int]) -> None:
+        if self.connection is None or not self._opened:
+            return
         signature = self._cell_signature()
         changed = [cell_id for cell_id, value in signature.items() if self._signature.get(cell_id) != value]
         removed = [cell_id for cell_id in self._signature if cell_id not in signature]

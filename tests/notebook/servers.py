@@ -126,7 +126,7 @@ class RawPeer:
             async with Provider(notebook.ydoc, _SocketChannel(socket, path)) as provider:
                 await asyncio.wait_for(provider.synced.wait(), timeout)
                 yield cls(notebook)
-                await asyncio.sleep(0.3)  # let its last updates leave (the Provider has no ack)
+                await asyncio.sleep(1.0)  # let its last updates leave and be handled (the Provider has no ack)
 
 
 async def room_url(server: LabServer, path: str) -> str:

@@ -1,4 +1,4 @@
-"""Faults on a real jupyter-collaboration server: a room that does not answer, a crash and restart mid-burst."""
+"""Faults on real servers of both backends: a room that does not answer, a crash and restart mid-burst."""
 
 from __future__ import annotations
 
@@ -18,34 +18,38 @@ from .servers import LIVE, RawPeer, live_missing, restart, start_server, wait_un
 pytestmark = [needs(LIVE, live_missing()), pytest.mark.live, pytest.mark.anyio]
 
 
-async def test_a_write_returns_only_once_the_room_has_it(collaboration_server, notebook_path):
+async def test_a_write_returns_only_once_the_room_has_it(live_server, notebook_path):
     """The server is frozen (SIGSTOP): the write cannot be acknowledged, so it must not return."""
     async with LiveNotebook.open(
         notebook_path,
-        server_url=collaboration_server.base_url,
-        token=collaboration_server.token,
+        server_url=live_server.base_url,
+        token=live_server.token,
         ack_timeout=1.0,
     ) as nb:
-        os.kill(collaboration_server.process.pid, signal.SIGSTOP)
+        os.kill(live_server.process.pid, signal.SIGSTOP)
         try:
             with pytest.raises(SyncTimeout):
                 await nb.insert_cell("late = True")
         finally:
-            os.kill(collaboration_server.process.pid, signal.SIGCONT)
+            os.kill(live_server.process.pid, signal.SIGCONT)
         late_id = nb.cells[-1].id
         await nb.update_cell(late_id, "late = 'acknowledged'")  # the next write carries both
-        async with RawPeer.join(collaboration_server, notebook_path) as peer:
+        async with RawPeer.join(live_server, notebook_path) as peer:
             sources = [cell["source"] for cell in peer.cells]
         assert sources == ["x = 1", "y = 2", "late = 'acknowledged'"]
 
 
-@pytest.mark.parametrize("forget_store", [False, True], ids=["store-kept", "store-lost"])
-async def test_a_crash_and_restart_in_a_burst_loses_and_duplicates_nothing(tmp_path, forget_store):
+@pytest.mark.parametrize(
+    ("backend", "forget_store"),
+    [("collaboration", False), ("collaboration", True), ("documents", False)],
+    ids=["collaboration-store-kept", "collaboration-store-lost", "documents"],
+)
+async def test_a_crash_and_restart_in_a_burst_loses_and_duplicates_nothing(tmp_path, backend, forget_store):
     """Killed mid-burst: with its update store the room comes back and loads the older file over our
     last writes; without it the room is new (a reset). Either way every write is there once."""
     folder = tmp_path / "root"
     write_notebook(folder / "burst.ipynb", ["x = 1"])
-    server = start_server("collaboration", folder)
+    server = start_server(backend, folder)
     try:
         async with LiveNotebook.open(
             "burst.ipynb",

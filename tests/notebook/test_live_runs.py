@@ -21,8 +21,8 @@ def open_live(server, path, **options):
     return LiveNotebook.open(path, server_url=server.base_url, token=server.token, **options)
 
 
-async def test_a_run_writes_its_outputs_once_with_the_count(collaboration_server, notebook_path):
-    async with open_live(collaboration_server, notebook_path) as nb:
+async def test_a_run_writes_its_outputs_once_with_the_count(live_server, notebook_path):
+    async with open_live(live_server, notebook_path) as nb:
         cell_id = await nb.insert_cell("print('hello')\n6 * 7")
         first = await nb.run_cell(cell_id)
         assert first.status == "ok" and not first.subshell
@@ -32,12 +32,12 @@ async def test_a_run_writes_its_outputs_once_with_the_count(collaboration_server
         assert cell.execution_count == second.execution_count
         assert [output["output_type"] for output in cell.outputs] == ["stream", "execute_result"]
         assert nb.outputs_text(cell_id) == "hello\n\n42"
-        async with RawPeer.join(collaboration_server, notebook_path) as peer:
+        async with RawPeer.join(live_server, notebook_path) as peer:
             seen = [cell for cell in peer.cells if cell["id"] == cell_id][0]
             assert len(seen["outputs"]) == 2 and seen["execution_count"] == second.execution_count
 
         def saved_cell() -> dict:
-            cells = json.loads((collaboration_server.root_dir / notebook_path).read_text())["cells"]
+            cells = json.loads((live_server.root_dir / notebook_path).read_text())["cells"]
             return next((cell for cell in cells if cell["id"] == cell_id), {})
 
         await wait_until(
@@ -47,12 +47,12 @@ async def test_a_run_writes_its_outputs_once_with_the_count(collaboration_server
         import nbformat
 
         nbformat.validate(
-            nbformat.reads((collaboration_server.root_dir / notebook_path).read_text(), as_version=4)
+            nbformat.reads((live_server.root_dir / notebook_path).read_text(), as_version=4)
         )
 
 
-async def test_an_error_and_a_huge_output_are_written_bounded(collaboration_server, notebook_path):
-    async with open_live(collaboration_server, notebook_path) as nb:
+async def test_an_error_and_a_huge_output_are_written_bounded(live_server, notebook_path):
+    async with open_live(live_server, notebook_path) as nb:
         failing = await nb.insert_cell("1 / 0")
         result = await nb.run_cell(failing)
         assert result.status == "error" and result.error_name == "ZeroDivisionError"
@@ -66,9 +66,9 @@ async def test_an_error_and_a_huge_output_are_written_bounded(collaboration_serv
         ) < 600 and "more characters not shown" in nb.outputs_text(huge, 500)
 
 
-async def test_a_cell_runs_from_inside_the_kernel_whose_cell_awaits_it(collaboration_server, notebook_path):
+async def test_a_cell_runs_from_inside_the_kernel_whose_cell_awaits_it(live_server, notebook_path):
     """The trap: the asking cell holds the main shell; the run goes through an ipykernel 7 subshell."""
-    async with open_live(collaboration_server, notebook_path) as nb:
+    async with open_live(live_server, notebook_path) as nb:
         target = nb.cells[1].id
         kernel_id = await nb.api.start_kernel_for(notebook_path)
         asking_cell = textwrap.dedent(
@@ -96,8 +96,8 @@ async def test_a_cell_runs_from_inside_the_kernel_whose_cell_awaits_it(collabora
         )
 
 
-async def test_a_busy_kernel_without_subshells_is_refused_at_once(collaboration_server, notebook_path):
-    async with open_live(collaboration_server, notebook_path) as nb:
+async def test_a_busy_kernel_without_subshells_is_refused_at_once(live_server, notebook_path):
+    async with open_live(live_server, notebook_path) as nb:
         kernel_id = await nb.api.start_kernel_for(notebook_path)
         runner = KernelClient(nb.api, kernel_id, own_kernel=True)
         runner._supports_subshells = False  # as a kernel before ipykernel 7 answers kernel_info
@@ -110,9 +110,9 @@ async def test_a_busy_kernel_without_subshells_is_refused_at_once(collaboration_
 
 
 async def test_a_kernel_that_dies_during_a_run_is_typed_and_the_cell_kept(
-    collaboration_server, notebook_path
+    live_server, notebook_path
 ):
-    async with open_live(collaboration_server, notebook_path) as nb:
+    async with open_live(live_server, notebook_path) as nb:
         cell_id = await nb.insert_cell("print('before')")
         await nb.run_cell(cell_id)
         await nb.update_cell(cell_id, "import os\nos._exit(1)")
@@ -121,8 +121,8 @@ async def test_a_kernel_that_dies_during_a_run_is_typed_and_the_cell_kept(
         assert nb.outputs_text(cell_id) == "before"  # the old outputs stay: nothing half-written
 
 
-async def test_a_run_past_its_timeout_interrupts_the_kernel(collaboration_server, notebook_path):
-    async with open_live(collaboration_server, notebook_path) as nb:
+async def test_a_run_past_its_timeout_interrupts_the_kernel(live_server, notebook_path):
+    async with open_live(live_server, notebook_path) as nb:
         cell_id = await nb.insert_cell("import time\ntime.sleep(60)")
         with pytest.raises(OperationTimeout):
             await nb.run_cell(cell_id, timeout=2)

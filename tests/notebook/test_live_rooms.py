@@ -1,4 +1,4 @@
-"""LiveNotebook against a real jupyter-collaboration server: read, write acknowledged, awareness, faults.
+"""LiveNotebook against real servers of both backends: read, write acknowledged, awareness, faults.
 
 The other peer is pycrdt's own Provider (``servers.RawPeer``), which plays the person.
 """
@@ -29,9 +29,11 @@ def saved_cells(server: LabServer, path: str) -> list[dict[str, object]]:
     return json.loads((server.root_dir / path).read_text())["cells"]
 
 
-async def test_open_reads_the_cells_as_a_frame(collaboration_server, notebook_path):
-    async with open_live(collaboration_server, notebook_path) as nb:
-        assert nb.backend == "jupyter-collaboration"
+async def test_open_reads_the_cells_as_a_frame(live_server, notebook_path):
+    async with open_live(live_server, notebook_path) as nb:
+        assert nb.backend == {"collaboration": "jupyter-collaboration", "documents": "jupyter-server-documents"}[
+            live_server.backend
+        ]
         frame = nb.to_frame()
         assert list(frame.columns) == [
             "index",
@@ -44,41 +46,41 @@ async def test_open_reads_the_cells_as_a_frame(collaboration_server, notebook_pa
         ]
         assert frame["source"].tolist() == ["x = 1", "y = 2"]
         assert frame["type"].tolist() == ["code", "code"]
-        assert collaboration_server.token not in repr(nb) and collaboration_server.token not in repr(nb.api)
+        assert live_server.token not in repr(nb) and live_server.token not in repr(nb.api)
         with pytest.raises(TypeError):
             pickle.dumps(nb.connection)
 
 
-async def test_every_write_is_in_the_room_when_it_returns(collaboration_server, notebook_path):
-    async with open_live(collaboration_server, notebook_path) as nb:
+async def test_every_write_is_in_the_room_when_it_returns(live_server, notebook_path):
+    async with open_live(live_server, notebook_path) as nb:
         first = nb.cells[0].id
         new_id = await nb.insert_cell("print('agent')", after=first)
         await nb.update_cell(first, "x = 10")
         await nb.move_cell(new_id, 2)
         await nb.set_outputs(new_id, [{"output_type": "stream", "name": "stdout", "text": "agent\n"}], 7)
         # a peer that joins now reads the room's state: every write is there, without waiting
-        async with RawPeer.join(collaboration_server, notebook_path) as peer:
+        async with RawPeer.join(live_server, notebook_path) as peer:
             cells = peer.cells
             assert [cell["source"] for cell in cells] == ["x = 10", "y = 2", "print('agent')"]
             assert cells[2]["id"] == new_id and cells[2]["execution_count"] == 7
             assert cells[2]["outputs"][0]["text"] == "agent\n"
         await nb.delete_cell(new_id)
-        async with RawPeer.join(collaboration_server, notebook_path) as peer:
+        async with RawPeer.join(live_server, notebook_path) as peer:
             assert [cell["id"] for cell in peer.cells] == [cell.id for cell in nb.cells]
             assert len(peer.cells) == 2
     await wait_until(
         lambda: (
-            [c["source"] for c in saved_cells(collaboration_server, notebook_path)] == [["x = 10"], ["y = 2"]]
+            [c["source"] for c in saved_cells(live_server, notebook_path)] == [["x = 10"], ["y = 2"]]
         ),
         15,
         "the save to disk",
     )
 
 
-async def test_a_person_typing_in_the_same_cell_keeps_their_characters(collaboration_server, notebook_path):
+async def test_a_person_typing_in_the_same_cell_keeps_their_characters(live_server, notebook_path):
     async with (
-        open_live(collaboration_server, notebook_path) as nb,
-        RawPeer.join(collaboration_server, notebook_path) as person,
+        open_live(live_server, notebook_path) as nb,
+        RawPeer.join(live_server, notebook_path) as person,
     ):
         cell_id = nb.cells[0].id
         await nb.update_cell(cell_id, "x = 1\nprint(x)\n")
@@ -97,10 +99,10 @@ async def test_a_person_typing_in_the_same_cell_keeps_their_characters(collabora
         )
 
 
-async def test_a_person_deleting_the_cell_being_edited_is_a_typed_error(collaboration_server, notebook_path):
+async def test_a_person_deleting_the_cell_being_edited_is_a_typed_error(live_server, notebook_path):
     async with (
-        open_live(collaboration_server, notebook_path) as nb,
-        RawPeer.join(collaboration_server, notebook_path) as person,
+        open_live(live_server, notebook_path) as nb,
+        RawPeer.join(live_server, notebook_path) as person,
     ):
         cell_id = nb.cells[1].id
         del person.notebook.ycells[1]
@@ -115,10 +117,10 @@ async def test_a_person_deleting_the_cell_being_edited_is_a_typed_error(collabor
         assert [cell.source for cell in nb.cells] == ["x = 1"]
 
 
-async def test_watch_yields_the_persons_changes_with_their_name(collaboration_server, notebook_path):
+async def test_watch_yields_the_persons_changes_with_their_name(live_server, notebook_path):
     async with (
-        open_live(collaboration_server, notebook_path) as nb,
-        RawPeer.join(collaboration_server, notebook_path) as person,
+        open_live(live_server, notebook_path) as nb,
+        RawPeer.join(live_server, notebook_path) as person,
     ):
         cell_id = nb.cells[0].id
         changes = nb.watch(timeout=10)
@@ -131,9 +133,9 @@ async def test_watch_yields_the_persons_changes_with_their_name(collaboration_se
         await changes.aclose()
 
 
-async def test_the_agent_is_announced_with_its_name_colour_and_cursor(collaboration_server, notebook_path):
-    async with open_live(collaboration_server, notebook_path, user_name="Agent Smith", color="#ff0000") as nb:
-        async with open_live(collaboration_server, notebook_path, user_name="Watcher") as watcher:
+async def test_the_agent_is_announced_with_its_name_colour_and_cursor(live_server, notebook_path):
+    async with open_live(live_server, notebook_path, user_name="Agent Smith", color="#ff0000") as nb:
+        async with open_live(live_server, notebook_path, user_name="Watcher") as watcher:
             cell_id = nb.cells[0].id
             await nb.update_cell(cell_id, "x = 2")
 
@@ -154,20 +156,20 @@ async def test_the_agent_is_announced_with_its_name_colour_and_cursor(collaborat
             assert nb.presence is not None and nb.presence.is_open  # the globalAwareness room
 
 
-async def test_a_missing_notebook_and_a_wrong_token_are_typed(collaboration_server, notebook_path):
+async def test_a_missing_notebook_and_a_wrong_token_are_typed(live_server, notebook_path):
     with pytest.raises(NotebookNotFound):
         await LiveNotebook.open(
-            "nope.ipynb", server_url=collaboration_server.base_url, token=collaboration_server.token
+            "nope.ipynb", server_url=live_server.base_url, token=live_server.token
         )
     with pytest.raises(AuthRequired) as raised:
-        await LiveNotebook.open(notebook_path, server_url=collaboration_server.base_url, token="wrong-token")
+        await LiveNotebook.open(notebook_path, server_url=live_server.base_url, token="wrong-token")
     assert "wrong-token" not in str(raised.value)
     with pytest.raises(InvalidInput):
-        await LiveNotebook.open("../etc/passwd", server_url=collaboration_server.base_url, token="t")
+        await LiveNotebook.open("../etc/passwd", server_url=live_server.base_url, token="t")
 
 
-async def test_a_notebook_deleted_under_the_agent_is_typed(collaboration_server, notebook_path):
-    async with open_live(collaboration_server, notebook_path, reconnect_timeout=5.0) as nb:
+async def test_a_notebook_deleted_under_the_agent_is_typed(live_server, notebook_path):
+    async with open_live(live_server, notebook_path, reconnect_timeout=5.0) as nb:
         await nb.api.request("DELETE", f"api/contents/{notebook_path}")
         # the socket is cut (as by a restart): the next connection finds the file gone
         assert nb.connection is not None and nb.connection._socket is not None
@@ -177,10 +179,10 @@ async def test_a_notebook_deleted_under_the_agent_is_typed(collaboration_server,
             await nb.insert_cell("lost?")
 
 
-async def test_two_writers_in_a_burst_lose_nothing(collaboration_server, notebook_path):
+async def test_two_writers_in_a_burst_lose_nothing(live_server, notebook_path):
     async with (
-        open_live(collaboration_server, notebook_path) as nb,
-        RawPeer.join(collaboration_server, notebook_path) as person,
+        open_live(live_server, notebook_path) as nb,
+        RawPeer.join(live_server, notebook_path) as person,
     ):
         person_id = nb.cells[0].id
         agent_ids = []
@@ -193,7 +195,7 @@ async def test_two_writers_in_a_burst_lose_nothing(collaboration_server, noteboo
         await wait_until(
             lambda: nb.cell(person_id).source == expected_person, what="the person's text at the agent"
         )
-        async with RawPeer.join(collaboration_server, notebook_path) as checker:
+        async with RawPeer.join(live_server, notebook_path) as checker:
             ids = [cell["id"] for cell in checker.cells]
             assert len(ids) == len(set(ids)) == 22
             assert ids[2:] == agent_ids
