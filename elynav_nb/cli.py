@@ -38,6 +38,7 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("crm", "demo"), "elynav_nb.crm.demo_command", "create a deterministic demo CRM database"),
     (("mcp", "templates"), "elynav_nb.templates.command", "serve agent-template admin over MCP (stdio)"),
     (("mcp", "docs"), "elynav_nb.docs.command", "serve La Suite Docs live editing over MCP (stdio)"),
+    (("mcp", "notebook"), "elynav_nb.notebook.command", "serve a live Jupyter notebook's cells over MCP (stdio)"),
     (("sandbox", "docs"), "elynav_nb.sandbox.docs.command", "run the local La Suite Docs stand-in"),
 ]
 

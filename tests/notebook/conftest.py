@@ -14,7 +14,9 @@ from .servers import start_server, write_notebook
 
 
 @pytest.fixture(scope="session", params=["collaboration", "documents"])
-def live_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+def live_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LabServer]:
     """A server of each backend (jupyter-collaboration; jupyter-server-documents), each its own tier."""
     server = start_server(request.param, tmp_path_factory.mktemp(f"live-{request.param}"))
     server.backend = request.param  # type: ignore[attr-defined]

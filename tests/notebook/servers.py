@@ -126,7 +126,9 @@ class RawPeer:
             async with Provider(notebook.ydoc, _SocketChannel(socket, path)) as provider:
                 await asyncio.wait_for(provider.synced.wait(), timeout)
                 yield cls(notebook)
-                await asyncio.sleep(1.0)  # let its last updates leave and be handled (the Provider has no ack)
+                await asyncio.sleep(
+                    1.0
+                )  # let its last updates leave and be handled (the Provider has no ack)
 
 
 async def room_url(server: LabServer, path: str) -> str:

@@ -31,9 +31,12 @@ def saved_cells(server: LabServer, path: str) -> list[dict[str, object]]:
 
 async def test_open_reads_the_cells_as_a_frame(live_server, notebook_path):
     async with open_live(live_server, notebook_path) as nb:
-        assert nb.backend == {"collaboration": "jupyter-collaboration", "documents": "jupyter-server-documents"}[
-            live_server.backend
-        ]
+        assert (
+            nb.backend
+            == {"collaboration": "jupyter-collaboration", "documents": "jupyter-server-documents"}[
+                live_server.backend
+            ]
+        )
         frame = nb.to_frame()
         assert list(frame.columns) == [
             "index",
@@ -69,9 +72,7 @@ async def test_every_write_is_in_the_room_when_it_returns(live_server, notebook_
             assert [cell["id"] for cell in peer.cells] == [cell.id for cell in nb.cells]
             assert len(peer.cells) == 2
     await wait_until(
-        lambda: (
-            [c["source"] for c in saved_cells(live_server, notebook_path)] == [["x = 10"], ["y = 2"]]
-        ),
+        lambda: [c["source"] for c in saved_cells(live_server, notebook_path)] == [["x = 10"], ["y = 2"]],
         15,
         "the save to disk",
     )
@@ -158,9 +159,7 @@ async def test_the_agent_is_announced_with_its_name_colour_and_cursor(live_serve
 
 async def test_a_missing_notebook_and_a_wrong_token_are_typed(live_server, notebook_path):
     with pytest.raises(NotebookNotFound):
-        await LiveNotebook.open(
-            "nope.ipynb", server_url=live_server.base_url, token=live_server.token
-        )
+        await LiveNotebook.open("nope.ipynb", server_url=live_server.base_url, token=live_server.token)
     with pytest.raises(AuthRequired) as raised:
         await LiveNotebook.open(notebook_path, server_url=live_server.base_url, token="wrong-token")
     assert "wrong-token" not in str(raised.value)

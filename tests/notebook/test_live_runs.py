@@ -46,9 +46,7 @@ async def test_a_run_writes_its_outputs_once_with_the_count(live_server, noteboo
         assert len(saved_cell()["outputs"]) == 2
         import nbformat
 
-        nbformat.validate(
-            nbformat.reads((live_server.root_dir / notebook_path).read_text(), as_version=4)
-        )
+        nbformat.validate(nbformat.reads((live_server.root_dir / notebook_path).read_text(), as_version=4))
 
 
 async def test_an_error_and_a_huge_output_are_written_bounded(live_server, notebook_path):
@@ -109,9 +107,7 @@ async def test_a_busy_kernel_without_subshells_is_refused_at_once(live_server, n
             await runner.close()
 
 
-async def test_a_kernel_that_dies_during_a_run_is_typed_and_the_cell_kept(
-    live_server, notebook_path
-):
+async def test_a_kernel_that_dies_during_a_run_is_typed_and_the_cell_kept(live_server, notebook_path):
     async with open_live(live_server, notebook_path) as nb:
         cell_id = await nb.insert_cell("print('before')")
         await nb.run_cell(cell_id)
