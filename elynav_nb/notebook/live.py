@@ -245,6 +245,14 @@ class LiveNotebook:
                 state["cursors"] = [{"anchor": position, "head": position, "primary": True, "empty": True}]
         return state
 
+    async def show_cursor(self, cell_id: str, offset: int | None = None) -> None:
+        """Put our caret in a cell at a character ``offset`` (default: the end). JupyterLab shows our name
+        beside it for 2 s after each move (writes move it too)."""
+        source = self.cell(cell_id).source
+        chosen = len(source) if offset is None else max(0, min(offset, len(source)))
+        self._cursor = (cell_id, len(source[:chosen].encode("utf-8")))
+        await self._check_open().renew_awareness()
+
     def _global_state(self) -> dict[str, Any]:
         return {"user": self._user(), "current": f"notebook:{self.path}", "documents": [self.path]}
 
