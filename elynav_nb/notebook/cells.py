@@ -10,8 +10,8 @@ How data flows::
 
     YNotebook -> read_cells -> [CellView(index, id, cell_type, source, execution_count, outputs)]
     cell id   -> cell_index (CELL_NOT_FOUND when no cell has it)
-    new text  -> set_source: common prefix and suffix kept, the middle diffed by difflib when small
-                 (else one replace); pycrdt Text offsets are UTF-8 bytes, converted here
+    new text  -> set_source: common prefix and suffix kept, the middle diffed by lines, small changed
+                 blocks by characters (``text_edits``); pycrdt Text offsets are UTF-8 bytes, converted here
     outputs   -> set_outputs: cleared and written once in the same transaction, execution count set
 
 Characters that stay are never deleted and re-inserted, so a person typing in the same cell keeps
@@ -45,6 +45,7 @@ __all__ = [
 
 CELL_TYPES: Final = ("code", "markdown", "raw")
 _DIFF_WINDOW: Final = 20_000
+_CHARACTER_DIFF_LIMIT: Final = 400
 
 
 @dataclass(frozen=True)
@@ -128,11 +129,19 @@ def move_cell(notebook: YNotebook, from_index: int, to_index: int) -> None:
     notebook.ycells.insert(to_index, notebook.create_ycell(cell))
 
 
+def _line_starts(lines: list[str]) -> list[int]:
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
 def text_edits(old: str, new: str) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` in characters of ``old``, from the last to the first.
 
-    The common prefix and suffix stay; a middle up to 20,000 characters is diffed by ``difflib``
-    (character level), a bigger one is one replacement.
+    The common prefix and suffix stay; the middle is diffed by lines (``difflib``), and a changed
+    block of lines of at most 400 characters each side again by characters; a bigger block, or a
+    middle over 20,000 characters, is one replacement. So the cost stays linear-ish for large cells.
     """
     if old == new:
         return []
@@ -147,11 +156,26 @@ def text_edits(old: str, new: str) -> list[tuple[int, int, str]]:
     new_middle = new[prefix : len(new) - suffix]
     if not old_middle or not new_middle or max(len(old_middle), len(new_middle)) > _DIFF_WINDOW:
         return [(prefix, prefix + len(old_middle), new_middle)]
-    matcher = difflib.SequenceMatcher(a=old_middle, b=new_middle, autojunk=False)
+    old_lines = old_middle.splitlines(keepends=True)
+    new_lines = new_middle.splitlines(keepends=True)
+    old_starts, new_starts = _line_starts(old_lines), _line_starts(new_lines)
     edits: list[tuple[int, int, str]] = []
-    for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
-        if tag != "equal":
-            edits.append((prefix + old_start, prefix + old_end, new_middle[new_start:new_end]))
+    lines = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    for tag, old_first, old_last, new_first, new_last in lines.get_opcodes():
+        if tag == "equal":
+            continue
+        old_start, old_end = old_starts[old_first], old_starts[old_last]
+        new_start, new_end = new_starts[new_first], new_starts[new_last]
+        old_block, new_block = old_middle[old_start:old_end], new_middle[new_start:new_end]
+        if tag != "replace" or max(len(old_block), len(new_block)) > _CHARACTER_DIFF_LIMIT:
+            edits.append((prefix + old_start, prefix + old_end, new_block))
+            continue
+        characters = difflib.SequenceMatcher(a=old_block, b=new_block, autojunk=False)
+        for char_tag, old_from, old_to, new_from, new_to in characters.get_opcodes():
+            if char_tag != "equal":
+                edits.append(
+                    (prefix + old_start + old_from, prefix + old_start + old_to, new_block[new_from:new_to])
+                )
     edits.reverse()
     return edits
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket as socket_module
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -58,7 +59,7 @@ from websockets.protocol import State
 from elynav_nb.errors import AuthRequired, ElynavError, ProtocolError, ServiceError, SyncTimeout
 from elynav_nb.notebook import wire
 
-__all__ = ["REMOTE", "RoomConnection"]
+__all__ = ["REMOTE", "RoomConnection", "quick_acknowledger"]
 
 logger = logging.getLogger("elynav_nb.notebook.connection")
 
@@ -73,6 +74,28 @@ _STALE: Final = "stale"  # sent before a reset: its answer is applied, it acknow
 
 RoomUrl = Callable[[], Awaitable[str]]
 ResetHandler = Callable[[], Doc[Any]]
+
+
+def quick_acknowledger(socket: ClientConnection) -> Callable[[], None]:
+    """A function that asks Linux to acknowledge the socket's next TCP segments at once (``TCP_QUICKACK``,
+    which the kernel clears again by itself, so it is set after each message).
+
+    The Jupyter server (tornado) does not set ``TCP_NODELAY``: after its first small message (the echo of
+    our update) Nagle holds the second (the SyncStep2 that acknowledges it) until our TCP ACK, which
+    Linux delays by up to 40 ms. Measured: an acknowledged insert 45-50 ms without, 12-20 ms with.
+    Elsewhere (no ``TCP_QUICKACK``) it does nothing.
+    """
+    option = getattr(socket_module, "TCP_QUICKACK", None)
+    raw = socket.transport.get_extra_info("socket") if socket.transport is not None else None
+    if option is None or raw is None:
+        return lambda: None
+
+    def acknowledge_quickly() -> None:
+        with contextlib.suppress(OSError):
+            raw.setsockopt(socket_module.IPPROTO_TCP, option, 1)
+
+    acknowledge_quickly()
+    return acknowledge_quickly
 
 
 class RoomConnection:
@@ -310,7 +333,9 @@ class RoomConnection:
             if self._send(wire.probe_message(_EMPTY_STATE_VECTOR)):
                 self._probes.append((self.acked_version, _CONNECT))
             renewal = asyncio.get_running_loop().create_task(self._renew_awareness_loop())
+            quick_ack = quick_acknowledger(socket)
             async for message in socket:
+                quick_ack()
                 if isinstance(message, str):
                     continue  # jupyter-collaboration's raw JSON replies (save): not ours
                 self._handle(wire.decode_message(message))

@@ -28,6 +28,7 @@ import contextlib
 import datetime
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -91,6 +92,7 @@ class KernelClient:
         self._subshell_id: str | None = None
         self._supports_subshells: bool | None = None
         self._lock = asyncio.Lock()
+        self._quick_ack: Callable[[], None] = lambda: None
 
     def __repr__(self) -> str:
         return f"KernelClient({self.kernel_id!r}, own_kernel={self.own_kernel})"
@@ -240,6 +242,7 @@ class KernelClient:
             wait = min(remaining, 1.0 if idle_at is None else _REPLY_AFTER_IDLE)
             try:
                 received = decode_kernel_message(await asyncio.wait_for(socket.recv(), wait))
+                self._quick_ack()
             except TimeoutError:
                 if idle_at is not None:
                     continue

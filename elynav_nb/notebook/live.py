@@ -293,10 +293,17 @@ class LiveNotebook:
         return True
 
     def _cell_signature(self) -> dict[str, tuple[str, int | None, int]]:
-        return {
-            cell.id: (cell.source, cell.execution_count, len(cell.outputs))
-            for cell in cells.read_cells(self.notebook)
-        }
+        """Per cell id: (source, execution count, number of outputs), read without converting outputs."""
+        signature: dict[str, tuple[str, int | None, int]] = {}
+        for ycell in self.notebook.ycells:
+            outputs = ycell.get("outputs")
+            count = ycell.get("execution_count")
+            signature[str(ycell.get("id"))] = (
+                str(ycell.get("source", "")),
+                int(count) if isinstance(count, int | float) else None,
+                len(outputs) if outputs is not None else 0,
+            )
+        return signature
 
     def _on_remote(self, changed_clients: dict[int, int]) -> None:
         if self.connection is None or not self._opened:
@@ -391,7 +398,7 @@ class LiveNotebook:
             write.version = connection.version
             self.journal.add(write)
             self.last_editor[write.cell_id] = self.user_name
-            self._signature = self._cell_signature()
+            self._signature = self._cell_signature()  # our own write is no one else's change
             if cursor is not None:
                 self._cursor = cursor
                 await connection.renew_awareness()

@@ -47,8 +47,8 @@ class KernelPlace:
         )
 
 
-def _runtime_dir() -> Path:
-    configured = os.environ.get("JUPYTER_RUNTIME_DIR")
+def _runtime_dir(environment: dict[str, str]) -> Path:
+    configured = environment.get("JUPYTER_RUNTIME_DIR")
     if configured:
         return Path(configured)
     from jupyter_core.paths import jupyter_runtime_dir
@@ -66,8 +66,8 @@ def _kernel_id() -> str | None:
     return match.group(1) if match else None
 
 
-def _server_info(parent_pid: str) -> dict[str, Any]:
-    server_file = _runtime_dir() / f"jpserver-{parent_pid}.json"
+def _server_info(parent_pid: str, environment: dict[str, str]) -> dict[str, Any]:
+    server_file = _runtime_dir(environment) / f"jpserver-{parent_pid}.json"
     try:
         info: dict[str, Any] = json.loads(server_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -89,7 +89,7 @@ def locate_current(environment: dict[str, str] | None = None) -> KernelPlace:
             "this kernel was not started by a Jupyter server for a notebook (no JPY_SESSION_NAME):"
             " open the notebook with LiveNotebook.open(path, server_url=..., token=...)"
         )
-    info = _server_info(parent_pid)
+    info = _server_info(parent_pid, env)
     root_dir = Path(str(info.get("root_dir", "/"))).resolve()
     notebook = Path(session_name)
     if not notebook.is_absolute():
