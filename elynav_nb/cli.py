@@ -48,7 +48,7 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
 # what each group of commands is for (its line in `elynav --help`)
 GROUPS: dict[str, str] = {
     "agents": "the agent definitions: list them, install them into a workspace",
-    "mcp": "serve a capability to agents over MCP (stdio): crm, templates, docs",
+    "mcp": "serve a capability to agents over MCP (stdio): crm, templates, docs, notebook",
     "crm": "the CRM's data: a deterministic demo database",
     "sandbox": "local stand-ins of remote services: La Suite Docs",
 }

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import threading
 import time
 from pathlib import Path
@@ -109,8 +108,6 @@ def test_a_person_and_the_agent_in_the_same_notebook(lab_browser, tmp_path: Path
             20,
             "the agent's name shown",
         )
-        if os.environ.get("ELYNAV_LIVE_SCREENSHOT"):
-            page.screenshot(path=os.environ["ELYNAV_LIVE_SCREENSHOT"])
         agent.release.set()
         _wait(agent.done.is_set, 30, "the agent to finish")
         assert agent.error is None, repr(agent.error)
