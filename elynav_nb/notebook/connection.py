@@ -35,7 +35,8 @@ the old versions only, and the replayed writes get new versions.
 
 Failures are typed: ``AUTH_REQUIRED`` (403 at the handshake), ``NOTEBOOK_NOT_FOUND`` (from
 ``room_url``: renamed, deleted), ``PROTOCOL_ERROR``, ``SYNC_TIMEOUT`` (no handshake or ack in time),
-``SERVICE_ERROR`` (the server cannot be reached within ``reconnect_timeout``). The URL carries the
+``SERVICE_ERROR`` (the server cannot be reached within ``reconnect_timeout``; ``ROOM_RESET`` when writes
+were still waiting for their acknowledgement then). The URL carries the
 token: it is never logged nor put in an error.
 """
 
@@ -56,7 +57,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 from websockets.protocol import State
 
-from elynav_nb.errors import AuthRequired, ElynavError, ProtocolError, ServiceError, SyncTimeout
+from elynav_nb.errors import AuthRequired, ElynavError, ProtocolError, RoomReset, ServiceError, SyncTimeout
 from elynav_nb.notebook import wire
 
 __all__ = ["REMOTE", "RoomConnection", "quick_acknowledger"]
@@ -287,11 +288,22 @@ class RoomConnection:
                 self.reconnections += 1
             down_since = down_since or time.monotonic()
             if time.monotonic() - down_since > self.reconnect_timeout:
-                self._fail(
-                    ServiceError(
-                        f"the collaboration room stayed unreachable for {self.reconnect_timeout:g} s"
+                unacknowledged = self.version - self.acked_version
+                if unacknowledged > 0:
+                    self._fail(
+                        RoomReset(
+                            f"the collaboration room stayed unreachable for {self.reconnect_timeout:g} s:"
+                            f" {unacknowledged} write(s) not acknowledged (open the notebook again; they"
+                            " were not applied twice)",
+                            details={"unacknowledged_writes": unacknowledged},
+                        )
                     )
-                )
+                else:
+                    self._fail(
+                        ServiceError(
+                            f"the collaboration room stayed unreachable for {self.reconnect_timeout:g} s"
+                        )
+                    )
                 return
             attempts += 1
             await asyncio.sleep(min(0.1 * 2**attempts, 2.0))

@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from elynav_nb.errors import SyncTimeout
+from elynav_nb.errors import RoomReset, SyncTimeout
 from elynav_nb.notebook import LiveNotebook
 from tests.tiers import needs
 
@@ -94,5 +94,28 @@ async def test_a_crash_and_restart_in_a_burst_loses_and_duplicates_nothing(tmp_p
             return [cell["id"] for cell in json.loads((server.root_dir / "burst.ipynb").read_text())["cells"]]
 
         await wait_until(lambda: saved()[1:] == written, 20, "the save of every cell")
+    finally:
+        server.stop()
+
+
+async def test_a_server_gone_for_good_fails_the_waiting_write_as_room_reset(tmp_path):
+    folder = tmp_path / "root"
+    write_notebook(folder / "gone.ipynb", ["x = 1"])
+    server = start_server("collaboration", folder)
+    try:
+        async with LiveNotebook.open(
+            "gone.ipynb",
+            server_url=server.base_url,
+            token=server.token,
+            ack_timeout=30.0,
+            reconnect_timeout=2.0,
+        ) as nb:
+            os.killpg(server.process.pid, signal.SIGKILL)
+            server.process.wait(timeout=30)
+            with pytest.raises(RoomReset) as raised:
+                await nb.insert_cell("never acknowledged")
+            assert raised.value.code == "ROOM_RESET" and raised.value.details["unacknowledged_writes"] == 1
+            with pytest.raises(RoomReset):
+                await nb.update_cell(nb.cells[0].id, "x = 2")  # the notebook stays failed: typed, no hang
     finally:
         server.stop()
