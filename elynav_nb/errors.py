@@ -26,7 +26,9 @@ The tree::
     │   ├── AskNotFound                 ASK_NOT_FOUND
     │   ├── OfficeUnreachable           OFFICE_UNREACHABLE
     │   ├── DocNotFound                 DOC_NOT_FOUND
-    │   └── BlockNotFound               BLOCK_NOT_FOUND
+    │   ├── BlockNotFound               BLOCK_NOT_FOUND
+    │   ├── NotebookNotFound            NOTEBOOK_NOT_FOUND
+    │   └── CellNotFound                CELL_NOT_FOUND
     ├── Duplicate                       DUPLICATE
     ├── NotAllowed                      NOT_ALLOWED
     │   ├── DocReadonly                 DOC_READONLY
@@ -38,6 +40,7 @@ The tree::
     │   ├── VersionConflict             VERSION_CONFLICT
     │   ├── AgentBusy                   AGENT_BUSY
     │   ├── Deadlock                    DEADLOCK
+    │   │   └── RunRefused              RUN_REFUSED
     │   ├── OfficeAlreadyRunning        OFFICE_ALREADY_RUNNING
     │   └── InstanceMismatch            INSTANCE_MISMATCH
     ├── StoreCorrupt                    STORE_CORRUPT
@@ -61,7 +64,9 @@ The tree::
     └── ServiceError                    SERVICE_ERROR
         ├── DatabaseBusy                DATABASE_BUSY
         ├── RateLimited                 RATE_LIMITED
-        └── ResponseTooLarge            RESPONSE_TOO_LARGE
+        ├── ResponseTooLarge            RESPONSE_TOO_LARGE
+        ├── RoomReset                   ROOM_RESET
+        └── KernelDied                  KERNEL_DIED
 """
 
 from __future__ import annotations
@@ -81,6 +86,7 @@ __all__ = [
     "BudgetReached",
     "BypassRefusedAsRoot",
     "CallerUnknown",
+    "CellNotFound",
     "CliExited",
     "CliNotFound",
     "CliStartFailed",
@@ -95,10 +101,12 @@ __all__ = [
     "ElynavError",
     "InstanceMismatch",
     "InvalidInput",
+    "KernelDied",
     "LimitReached",
     "MaxTurnsReached",
     "NotAllowed",
     "NotFound",
+    "NotebookNotFound",
     "OfficeAlreadyRunning",
     "OfficeUnreachable",
     "OperationTimeout",
@@ -107,6 +115,8 @@ __all__ = [
     "ProtocolError",
     "RateLimited",
     "ResponseTooLarge",
+    "RoomReset",
+    "RunRefused",
     "RunnerClosed",
     "ServiceError",
     "SessionNotFound",
@@ -227,6 +237,18 @@ class BlockNotFound(NotFound):
     code = "BLOCK_NOT_FOUND"
 
 
+class NotebookNotFound(NotFound):
+    """The notebook is not on the Jupyter server at this path (never there, renamed or deleted)."""
+
+    code = "NOTEBOOK_NOT_FOUND"
+
+
+class CellNotFound(NotFound):
+    """No cell of the live notebook has this id (never there, or deleted by someone else)."""
+
+    code = "CELL_NOT_FOUND"
+
+
 class Duplicate(ElynavError):
     """The thing to create already exists; ``details`` names the existing one."""
 
@@ -291,6 +313,13 @@ class Deadlock(Conflict):
     """The ask would close a wait-for cycle (an agent waiting, through others, on itself). Refused."""
 
     code = "DEADLOCK"
+
+
+class RunRefused(Deadlock):
+    """A notebook cell cannot be run now without waiting for ever (the kernel is busy with the very
+    cell that asked, and it has no subshells), or the kernel is not there. Nothing was run."""
+
+    code = "RUN_REFUSED"
 
 
 class OfficeAlreadyRunning(Conflict):
@@ -439,6 +468,19 @@ class ResponseTooLarge(ServiceError):
     was kept. ``details`` name the limit in bytes and the setting that raises it."""
 
     code = "RESPONSE_TOO_LARGE"
+
+
+class RoomReset(ServiceError):
+    """The collaboration room was reset (server restarted, room dropped) and could not be joined again
+    in time; the writes not acknowledged are named in ``details``."""
+
+    code = "ROOM_RESET"
+
+
+class KernelDied(ServiceError):
+    """The notebook's kernel died or restarted while it ran a cell; no output was written twice."""
+
+    code = "KERNEL_DIED"
 
 
 def _all_error_classes() -> list[type[ElynavError]]:
