@@ -25,7 +25,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.instance:
         os.environ["DOCS_INSTANCE_URL"] = args.instance
-    from elynav_nb.docs.server import main
+    from elynav_nb.docs.mcp.server import main
 
     main()
     return 0

@@ -9,11 +9,11 @@ How data flows::
     DocsSession.open(link_or_id, credentials, deadline=30)
         parse the link -> settle the instance -> REST retrieve (rights; anonymous: public+editor only)
         -> REST load content -> hydrate a fresh pycrdt.Doc -> WebSocket handshake (DocsConnection)
-        all of it within ``deadline`` seconds, or DEADLINE_EXCEEDED naming the step (``limits``)
+        all of it within ``deadline`` seconds, or DEADLINE_EXCEEDED naming the step (``_limits``)
     await doc.insert_block(...) / update_block / delete_block / insert_markdown / replace_section
         validate -> one pycrdt transaction -> Sync/Update -> wait for the server's ack -> return
         -> a debounced REST save of the full state ({"content", "websocket": true})
-        (whole markdown: ``block_builder`` and ``section_diff`` over ``markdown_blocks``)
+        (whole markdown: ``blocknote.builder`` and ``section_diff`` over ``markdown.blocks``)
     doc.blocks / doc.to_markdown() / doc.to_frame() / doc.watch()   (reads of the live Doc)
     doc.add_change_listener(f)   f() after a remote edit, an acked write, a save, closing (live views)
     await doc.close()   flush, final save, close the socket
@@ -44,21 +44,22 @@ from pycrdt import Doc
 
 from elynav_nb._display import rich_bundle
 from elynav_nb._sync import private_loop, run_sync
-from elynav_nb.docs import block_builder, blocknote, section_diff
-from elynav_nb.docs.addressing import DocAddress, parse_docs_url
-from elynav_nb.docs.blocknote import Block
-from elynav_nb.docs.connection import REMOTE_ORIGIN, DocsConnection
-from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
-from elynav_nb.docs.inline_html import inline_markdown_to_html
-from elynav_nb.docs.limits import (
+from elynav_nb.docs import blocknote
+from elynav_nb.docs._limits import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_OPEN_DEADLINE,
     Deadline,
     checked_deadline,
     checked_limit,
 )
-from elynav_nb.docs.rest import DocsRestClient, DocumentInfo
-from elynav_nb.docs.section_diff import SectionChange
+from elynav_nb.docs.addressing import DocAddress, parse_docs_url
+from elynav_nb.docs.blocknote import Block, section_diff
+from elynav_nb.docs.blocknote import builder as block_builder
+from elynav_nb.docs.blocknote.section_diff import SectionChange
+from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
+from elynav_nb.docs.live.connection import REMOTE_ORIGIN, DocsConnection
+from elynav_nb.docs.markdown.inline_html import inline_markdown_to_html
+from elynav_nb.docs.rest.documents import DocsRestClient, DocumentInfo
 from elynav_nb.errors import DocReadonly, ElynavError, InvalidInput, NotAllowed, ServiceError
 
 if TYPE_CHECKING:
@@ -224,7 +225,7 @@ class DocsSession:
         must be public and editable by link. Use ``async with DocsSession.open(...) as doc`` in one
         cell, or ``doc = await DocsSession.open(...)`` and ``await doc.close()`` in a later one.
 
-        Bounds (values and reasons in ``limits``): the whole opening (REST rights, configuration
+        Bounds (values and reasons in ``_limits``): the whole opening (REST rights, configuration
         and content, WebSocket connect and handshake) ends within ``deadline`` seconds (30), else
         ``DEADLINE_EXCEEDED`` naming the step (closing what was opened may take up to 2 s more,
         for a server that does not answer the WebSocket close). ``open_timeout`` (10 s) bounds

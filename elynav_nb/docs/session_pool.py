@@ -1,6 +1,6 @@
 """``DocsSessionPool``: one open ``DocsSession`` per document, closed on its own after ``idle_ttl``.
 
-Where it sits: used by ``elynav mcp docs`` (``server_service``) and by scripts that touch many
+Where it sits: used by ``elynav mcp docs`` (``mcp.service``) and by scripts that touch many
 documents. ``get(link_or_id)`` opens a session (or reopens one that failed) and marks it used; a
 reaper task closes the sessions left idle; ``close_all()`` closes everything (saving what is unsaved).
 """

@@ -13,9 +13,9 @@ from mcp import Client
 from mcp.types import Tool
 
 from elynav_nb.docs.credentials import DocsCredentials
-from elynav_nb.docs.server import ELYNAV_TOOL_NAMES, REFERENCE_TOOL_NAMES, TOOL_NAMES, build_docs_server
-from elynav_nb.docs.server_common import guarded
-from elynav_nb.docs.server_service import DocsToolService
+from elynav_nb.docs.mcp.common import guarded
+from elynav_nb.docs.mcp.server import ELYNAV_TOOL_NAMES, REFERENCE_TOOL_NAMES, TOOL_NAMES, build_docs_server
+from elynav_nb.docs.mcp.service import DocsToolService
 from elynav_nb.errors import ElynavError, error_for_code
 
 pytestmark = pytest.mark.anyio

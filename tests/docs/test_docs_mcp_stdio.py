@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters, stdio_client
 
-from elynav_nb.docs.server import TOOL_NAMES
+from elynav_nb.docs.mcp.server import TOOL_NAMES
 from elynav_nb.sandbox.docs.server import DocsSandbox
 
 pytestmark = pytest.mark.anyio

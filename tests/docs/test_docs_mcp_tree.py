@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 
 from elynav_nb.docs.credentials import DocsCredentials
-from elynav_nb.docs.server import build_docs_server
-from elynav_nb.docs.server_service import DocsToolService
+from elynav_nb.docs.mcp.server import build_docs_server
+from elynav_nb.docs.mcp.service import DocsToolService
 from elynav_nb.sandbox.docs.server import DocsSandbox
 
 pytestmark = pytest.mark.anyio

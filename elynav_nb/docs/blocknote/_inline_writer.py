@@ -1,8 +1,8 @@
 """Writing inline runs into a BlockNote content element: marks, lines, hard breaks, new text nodes.
 
 Where it sits: part of the pure document model of ``elynav_nb.docs``. ``blocknote`` (a new block,
-a text update through ``block_text_diff``) and ``block_builder`` (whole markdown) write the runs
-``inline_markdown.parse_inline`` made, through a ``yxml_writer.NodeWriter``. No I/O here.
+a text update through ``blocknote._text_diff``) and ``blocknote.builder`` (whole markdown) write the runs
+``markdown.inline.parse_inline`` made, through a ``blocknote._yxml_writer.NodeWriter``. No I/O here.
 
 How data flows::
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from elynav_nb.docs.block_schema import HARD_BREAK
-from elynav_nb.docs.inline_markdown import InlineRun
-from elynav_nb.docs.yxml_writer import NodeWriter
+from elynav_nb.docs.blocknote._yxml_writer import NodeWriter
+from elynav_nb.docs.blocknote.schema import HARD_BREAK
+from elynav_nb.docs.markdown.inline import InlineRun
 
 __all__ = ["insert_new_nodes", "insert_runs", "mark_attributes", "split_lines"]
 

@@ -1,16 +1,19 @@
 """Where a block sits in the BlockNote tree: the fragment, the root group, a block by id.
 
-Where it sits: part of the pure document model of ``elynav_nb.docs``, beside ``block_schema`` (the
-schema) and ``block_reader`` (the read side). ``blocknote`` (the writers), ``block_builder`` and
-``section_diff`` locate blocks with it; ``blocknote`` re-exports its public names. No I/O here.
+Where it sits: internal to the pure document model (``elynav_nb.docs.blocknote``), beside ``schema``
+and ``reader``. The writers (``writers``, ``builder``, ``section_diff``, ``comments``) locate blocks
+with it, and ``insertion_point`` is the one place that decides where new blocks go; the package
+re-exports its public names. No I/O here.
 
 How data flows::
 
     pycrdt Doc -> document_fragment ("document-store") -> root_group (the first root blockGroup,
       the only one BlockNote shows) -> locate_block(root, id) -> BlockLocation(group, position,
       container) -> content_element(container) (paragraph, heading, ...)
-    a writer (``yxml_writer.NodeWriter``) -> root_for_writing: its handle on the root group,
+    a writer (``_yxml_writer.NodeWriter``) -> root_for_writing: its handle on the root group,
       created only when the fragment is empty
+    insertion_point(doc, writer, after) -> (group handle, index): at the top for ``after=None``,
+      else right after that block, at its depth
     read ``Block`` records -> find_block(blocks, id)
 
 Layout nodes (``columnList``/``column``) are looked through; an unknown id is ``BlockNotFound``.
@@ -23,8 +26,8 @@ from typing import Any, NamedTuple
 
 from pycrdt import Doc, XmlElement, XmlFragment
 
-from elynav_nb.docs.block_schema import DOCUMENT_FRAGMENT, Block
-from elynav_nb.docs.yxml_writer import NodeWriter
+from elynav_nb.docs.blocknote._yxml_writer import NodeWriter
+from elynav_nb.docs.blocknote.schema import DOCUMENT_FRAGMENT, Block
 from elynav_nb.errors import BlockNotFound, ProtocolError, UnsupportedBlockType
 
 __all__ = [
@@ -32,6 +35,7 @@ __all__ = [
     "content_element",
     "document_fragment",
     "find_block",
+    "insertion_point",
     "is_element",
     "locate_block",
     "root_for_writing",
@@ -121,3 +125,18 @@ def root_for_writing(doc: Doc[Any], writer: NodeWriter) -> Any:
     if len(fragment.children) > 0:
         raise ProtocolError("the document-store fragment has content but no root blockGroup")
     return writer.element(fragment_handle, 0, "blockGroup", {})
+
+
+def insertion_point(doc: Doc[Any], writer: NodeWriter, after: str | None) -> tuple[Any, int]:
+    """Where new blocks go, as ``(the writer's handle on a group, index in it)``.
+
+    ``after=None``: at the top of the document (the root group, created in an empty fragment);
+    otherwise right after the block with that id, at its depth (``BlockNotFound`` if none).
+    """
+    if after is None:
+        return root_for_writing(doc, writer), 0
+    root = root_group(doc)
+    if root is None:
+        raise BlockNotFound(f"no block with id {after!r} in this document", details={"block_id": after})
+    location = locate_block(root, after)
+    return writer.node(location.group), location.position + 1

@@ -26,11 +26,11 @@ from typing import Any, Final
 
 from pycrdt import XmlElement, XmlFragment, XmlText
 
-from elynav_nb.docs.block_inline_writer import insert_new_nodes, insert_runs, mark_attributes
-from elynav_nb.docs.block_location import is_element
-from elynav_nb.docs.block_schema import HARD_BREAK, base_mark_name
-from elynav_nb.docs.inline_markdown import InlineRun
-from elynav_nb.docs.yxml_writer import NodeWriter
+from elynav_nb.docs.blocknote._inline_writer import insert_new_nodes, insert_runs, mark_attributes
+from elynav_nb.docs.blocknote._location import is_element
+from elynav_nb.docs.blocknote._yxml_writer import NodeWriter
+from elynav_nb.docs.blocknote.schema import HARD_BREAK, base_mark_name
+from elynav_nb.docs.markdown.inline import InlineRun
 from elynav_nb.errors import UnsupportedBlockType
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""Write block specs (from ``markdown_blocks``) into a BlockNote ``pycrdt.Doc``: ``insert_markdown``.
+"""Write block specs (from ``markdown.blocks``) into a BlockNote ``pycrdt.Doc``: ``insert_markdown``.
 
 Where it sits: the write half of whole-markdown writing; ``DocsSession.insert_markdown`` calls
 ``insert_markdown`` and ``section_diff`` calls ``prepare_blocks`` / ``write_blocks`` for the blocks it
@@ -25,19 +25,15 @@ from typing import Any, Final
 
 from pycrdt import Doc
 
-from elynav_nb.docs.block_ids import new_block_id
-from elynav_nb.docs.block_schema import DEFAULT_PROPS, HARD_BREAK
-from elynav_nb.docs.blocknote import (
-    MAX_BLOCK_TEXT_BYTES,
-    locate_block,
-    mark_attributes,
-    root_for_writing,
-    root_group,
-)
-from elynav_nb.docs.inline_markdown import InlineRun, parse_inline
-from elynav_nb.docs.markdown_blocks import BlockSpec, parse_markdown
-from elynav_nb.docs.yxml_writer import NodeWriter, writer_for
-from elynav_nb.errors import BlockNotFound, InvalidInput
+from elynav_nb.docs.blocknote._ids import new_block_id
+from elynav_nb.docs.blocknote._inline_writer import mark_attributes
+from elynav_nb.docs.blocknote._location import insertion_point
+from elynav_nb.docs.blocknote._yxml_writer import NodeWriter, writer_for
+from elynav_nb.docs.blocknote.schema import DEFAULT_PROPS, HARD_BREAK
+from elynav_nb.docs.blocknote.writers import MAX_BLOCK_TEXT_BYTES
+from elynav_nb.docs.markdown.blocks import BlockSpec, parse_markdown
+from elynav_nb.docs.markdown.inline import InlineRun, parse_inline
+from elynav_nb.errors import InvalidInput
 
 __all__ = [
     "PreparedBlock",
@@ -222,17 +218,6 @@ def insert_markdown(
         raise InvalidInput("the markdown holds no block to insert")
     with doc.transaction(origin=origin) as transaction:
         writer = writer_for(transaction)
-        if after is None:
-            group = root_for_writing(doc, writer)
-            index = 0
-        else:
-            root = root_group(doc)
-            if root is None:
-                raise BlockNotFound(
-                    f"no block with id {after!r} in this document", details={"block_id": after}
-                )
-            found_group, found_index, _container = locate_block(root, after)
-            group = writer.node(found_group)
-            index = found_index + 1
+        group, index = insertion_point(doc, writer, after)
         write_blocks(writer, group, index, blocks)
     return [block_id for block in blocks for block_id in block.ids()]

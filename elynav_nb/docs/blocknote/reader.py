@@ -6,8 +6,8 @@ this module's ``read_blocks``. No I/O.
 How data flows: ``read_blocks(doc)`` opens one transaction, finds the first root ``blockGroup``
 and walks it: each ``blockContainer`` becomes a ``Block`` (props = BlockNote's defaults overlaid
 with the stored attributes, numbers cast back to ``int``, 0.22 colours read from the container;
-text = inline markdown of the ``XmlText`` runs via ``inline_pieces``; a table's text is its pipe
-table, ``markdown_syntax.render_table``); layout nodes (columns) and blocks we do not model come
+text = inline markdown of the ``XmlText`` runs via ``markdown._inline_pieces``; a table's text is its pipe
+table, ``markdown.syntax.render_table``); layout nodes (columns) and blocks we do not model come
 back ``opaque``.
 
 Two things make it fast:
@@ -15,7 +15,7 @@ Two things make it fast:
 * **Native calls.** pycrdt's wrappers open a nested transaction and build a wrapper object for
   every ``children``/``attributes``/``diff`` access, which was most of the time of a first read.
   ``_NativeTree`` makes the native calls those wrappers end in, inside the one open transaction
-  (the same methods ``yxml_writer`` uses to write). They are not pycrdt's public API: the module
+  (the same methods ``blocknote._yxml_writer`` uses to write). They are not pycrdt's public API: the module
   checks they exist and otherwise reads through the wrappers (``_PublicTree``), with the same
   result (a property test compares both on random documents).
 * **Blocks remembered per unchanged subtree.** A session re-reads its document after every write
@@ -42,7 +42,7 @@ from pycrdt._pycrdt import XmlElement as _NativeElement  # the Rust classes behi
 from pycrdt._pycrdt import XmlFragment as _NativeFragment
 from pycrdt._pycrdt import XmlText as _NativeText
 
-from elynav_nb.docs.block_schema import (
+from elynav_nb.docs.blocknote.schema import (
     DEFAULT_PROPS,
     DOCUMENT_FRAGMENT,
     HARD_BREAK,
@@ -51,7 +51,7 @@ from elynav_nb.docs.block_schema import (
     Block,
     base_mark_name,
 )
-from elynav_nb.docs.inline_pieces import (
+from elynav_nb.docs.markdown._inline_pieces import (
     MARK_BOLD,
     MARK_CODE,
     MARK_ITALIC,
@@ -59,7 +59,7 @@ from elynav_nb.docs.inline_pieces import (
     MarkedPiece,
     render_pieces,
 )
-from elynav_nb.docs.markdown_syntax import ALIGNMENTS, render_table
+from elynav_nb.docs.markdown.syntax import ALIGNMENTS, render_table
 
 __all__ = ["read_blocks"]
 
@@ -370,7 +370,7 @@ class _Walker:
                 self.append_text_pieces(child, pieces)
 
     def read_table(self, table: Any) -> str:
-        """A table as a pipe table (``markdown_syntax.render_table``): cells as inline markdown, the
+        """A table as a pipe table (``markdown.syntax.render_table``): cells as inline markdown, the
         first row a header row when all its cells are ``tableHeader``, a column's alignment when all
         its cells share it. What a pipe table cannot show (spans, widths, colours, breaks) is left out."""
         tree = self.tree

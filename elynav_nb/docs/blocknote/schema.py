@@ -1,8 +1,8 @@
 """The BlockNote 0.51.4 schema as elynav_nb models it: the ``Block`` record, default props, the types
 we write, and the small rules shared by the reader and the writer.
 
-Where it sits: the pure base of the document model (design note §4). ``block_reader`` builds ``Block``
-records with it, ``blocknote`` writes nodes with it, ``block_markdown`` renders blocks; none of them
+Where it sits: the pure base of the document model (design note §4). ``blocknote.reader`` builds ``Block``
+records with it, ``blocknote`` writes nodes with it, ``markdown.render`` renders blocks; none of them
 import each other for these names. No I/O, no pycrdt.
 
 Rules kept here: a mark is present when its key is (``{}`` is falsy), keys may carry a ``--`` +

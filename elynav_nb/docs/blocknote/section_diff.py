@@ -1,6 +1,6 @@
 """Replace the section under a heading with new markdown by the smallest change: ``replace_section``.
 
-Where it sits: whole-markdown writing, beside ``block_builder`` (which it uses to write new blocks).
+Where it sits: whole-markdown writing, beside ``blocknote.builder`` (which it uses to write new blocks).
 ``DocsSession.replace_section`` calls ``replace_section`` inside its acknowledged write. No I/O.
 
 The section of a heading is what follows it in its group, up to the next heading of the same or a
@@ -16,7 +16,7 @@ text), every new block by ``spec_key``; ``difflib.SequenceMatcher`` lines the tw
 * a replaced block facing a new block of the same writable type (not opaque, id unique): changed
   **in place**: props markdown shows (level, checked, language, start) set, text changed by
   ``update_block_text``'s minimal character diff, children compared;
-* otherwise old blocks are deleted and new ones written (``block_builder``), all in ONE transaction.
+* otherwise old blocks are deleted and new ones written (``blocknote.builder``), all in ONE transaction.
 
 Blocks markdown cannot show at all (empty paragraphs, empty containers) are left where they are.
 """
@@ -31,12 +31,14 @@ from typing import Any, Final
 
 from pycrdt import Doc, XmlElement
 
-from elynav_nb.docs import blocknote
-from elynav_nb.docs.block_builder import PreparedBlock, prepare_blocks, write_blocks
-from elynav_nb.docs.block_schema import WRITABLE_BLOCK_TYPES, Block
-from elynav_nb.docs.blocknote import locate_block, root_group
-from elynav_nb.docs.markdown_blocks import BlockSpec, parse_markdown, spec_key
-from elynav_nb.docs.yxml_writer import NodeWriter, writer_for
+from elynav_nb.docs.blocknote._location import find_block, locate_block, root_group
+from elynav_nb.docs.blocknote._yxml_writer import NodeWriter, writer_for
+from elynav_nb.docs.blocknote.builder import PreparedBlock, prepare_blocks, write_blocks
+from elynav_nb.docs.blocknote.reader import read_blocks
+from elynav_nb.docs.blocknote.schema import WRITABLE_BLOCK_TYPES, Block
+from elynav_nb.docs.blocknote.writers import update_block_text
+from elynav_nb.docs.markdown.blocks import BlockSpec, parse_markdown, spec_key
+from elynav_nb.docs.markdown.render import blocks_to_markdown
 from elynav_nb.errors import BlockNotFound, InvalidInput, UnsupportedBlockType
 
 __all__ = ["SectionChange", "replace_section"]
@@ -112,7 +114,7 @@ def _old_key(block: Block | None) -> Any:
     """What markdown shows of an existing block (children left out); None when it shows nothing."""
     if block is None:
         return None
-    markdown = blocknote.blocks_to_markdown([replace(block, children=())])
+    markdown = blocks_to_markdown([replace(block, children=())])
     try:
         specs = parse_markdown(markdown)
     except InvalidInput:
@@ -223,7 +225,7 @@ class _SectionWriter:
                 else:
                     content.attributes[name] = wanted
         if spec.text != block.text:
-            blocknote.update_block_text(self.doc, block.id, spec.text, origin=self.origin)
+            update_block_text(self.doc, block.id, spec.text, origin=self.origin)
         self.change.updated.append(block.id)
         self._sync_children(item, spec, prepared)
         return True
@@ -290,8 +292,8 @@ def replace_section(
         raise InvalidInput("heading_id must be a block id")
     specs = parse_markdown(markdown)
     prepared = prepare_blocks(specs)
-    blocks = blocknote.read_blocks(doc)
-    heading = blocknote.find_block(blocks, heading_id)
+    blocks = read_blocks(doc)
+    heading = find_block(blocks, heading_id)
     if heading.type != "heading":
         raise InvalidInput(
             f"block {heading_id!r} is a {heading.type}, not a heading", details={"block_id": heading_id}

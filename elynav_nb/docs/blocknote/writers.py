@@ -1,36 +1,15 @@
-"""The BlockNote document tree inside a ``pycrdt.Doc``: read it as blocks, edit it block by block.
+"""The three block writers: ``insert_block``, ``update_block_text``, ``delete_block``.
 
-Where it sits: the pure document model of ``elynav_nb.docs`` (design note §4 and §5). The session
-hydrates a ``pycrdt.Doc`` from REST and the WebSocket, then calls these functions; every edit is one
-pycrdt transaction, so it leaves as one Yjs update. No I/O here.
+Where it sits: the write side of the pure document model (``elynav_nb.docs.blocknote``, which
+re-exports these names). The session calls them inside its acknowledged writes; no I/O here.
 
-Layout (BlockNote 0.51.4, ``XmlFragment "document-store"``)::
-
-    blockGroup                                   exactly one at the root
-    └─ blockContainer {id}                       one per block, id = UUID v4
-       ├─ <content element> {props}              paragraph, heading, quote, codeBlock, ...
-       │  └─ XmlText runs with marks, hardBreak elements, inline nodes
-       └─ blockGroup                             optional nested children
-
-How data flows:
-
-* ``read_blocks(doc)`` (from ``block_reader``) walks the first root ``blockGroup`` (the only one
-  BlockNote shows) and returns ``Block(id, type, text, props, children)`` records (``block_schema``);
-  ``text`` is inline markdown, marks found by key presence. Blocks this module does not model
-  (callout, pdf, pageBreak, columns, tables, ...) or whose text holds inline nodes (doc links) come
-  back with ``opaque=True``: they are shown, never rewritten. ``blocks_to_markdown`` (from
-  ``block_markdown``) renders a whole document. Both are re-exported here, the module's public face.
-* ``insert_block`` / ``update_block_text`` / ``delete_block`` validate first, then edit inside one
-  transaction, writing only node, attribute and mark names BlockNote 0.51.4 knows (anything else is
-  deleted by the first browser that reads it). The root ``blockGroup`` is created only when the
-  fragment is empty. ``update_block_text`` changes the text by a minimal character diff, so the
-  characters a person types in the same block at the same time survive.
-
-This module holds the validation and the three public writers; the parts they use live beside it:
-``block_location`` (fragment, root group, a block by id: ``locate_block``, ``find_block``),
-``block_inline_writer`` (runs with their marks, lines and hard breaks into a content element) and
-``block_text_diff`` (the minimal character edit ``update_block_text`` applies). Their public names
-are re-exported here.
+How data flows: validate first (type, level, text size and Unicode), then edit inside **one**
+pycrdt transaction, so the edit leaves as one Yjs update, writing only node, attribute and mark
+names BlockNote 0.51.4 knows (anything else is deleted by the first browser that reads it).
+``insert_block`` goes where ``_location.insertion_point`` says (the root ``blockGroup`` is created
+only in an empty fragment); ``update_block_text`` changes the text by a minimal character diff
+(``_text_diff``), so the characters a person types in the same block at the same time survive;
+blocks read as ``opaque`` (Docs-only blocks, text holding inline nodes) are never rewritten.
 
 pycrdt traps handled here: ``XmlText`` offsets are UTF-8 **byte** offsets (not characters), formatted
 inserts need an attached node (attach, then populate), inserts never inherit marks (every run is
@@ -43,28 +22,16 @@ from typing import Any, Final
 
 from pycrdt import Doc, XmlElement
 
-from elynav_nb.docs.block_ids import new_block_id
-from elynav_nb.docs.block_inline_writer import insert_new_nodes, mark_attributes, split_lines
-from elynav_nb.docs.block_location import (
-    BlockLocation,
+from elynav_nb.docs.blocknote._ids import new_block_id
+from elynav_nb.docs.blocknote._inline_writer import insert_new_nodes, mark_attributes, split_lines
+from elynav_nb.docs.blocknote._location import (
     content_element,
-    document_fragment,
-    find_block,
+    insertion_point,
     is_element,
     locate_block,
-    root_for_writing,
     root_group,
 )
-from elynav_nb.docs.block_markdown import blocks_to_markdown
-from elynav_nb.docs.block_reader import read_blocks
-from elynav_nb.docs.block_schema import (
-    DEFAULT_PROPS,
-    DOCUMENT_FRAGMENT,
-    TEXT_PROPS,
-    WRITABLE_BLOCK_TYPES,
-    Block,
-)
-from elynav_nb.docs.block_text_diff import (
+from elynav_nb.docs.blocknote._text_diff import (
     content_segments,
     delete_range,
     diff_opcodes,
@@ -73,28 +40,12 @@ from elynav_nb.docs.block_text_diff import (
     restyle_equal_range,
     slice_runs,
 )
-from elynav_nb.docs.inline_markdown import InlineRun, parse_inline
-from elynav_nb.docs.yxml_writer import writer_for
+from elynav_nb.docs.blocknote._yxml_writer import writer_for
+from elynav_nb.docs.blocknote.schema import DEFAULT_PROPS, TEXT_PROPS, WRITABLE_BLOCK_TYPES
+from elynav_nb.docs.markdown.inline import InlineRun, parse_inline
 from elynav_nb.errors import BlockNotFound, InvalidInput, UnsupportedBlockType
 
-__all__ = [
-    "DOCUMENT_FRAGMENT",
-    "MAX_BLOCK_TEXT_BYTES",
-    "WRITABLE_BLOCK_TYPES",
-    "Block",
-    "BlockLocation",
-    "blocks_to_markdown",
-    "delete_block",
-    "document_fragment",
-    "find_block",
-    "insert_block",
-    "locate_block",
-    "mark_attributes",
-    "read_blocks",
-    "root_for_writing",
-    "root_group",
-    "update_block_text",
-]
+__all__ = ["MAX_BLOCK_TEXT_BYTES", "delete_block", "insert_block", "mark_attributes", "update_block_text"]
 
 MAX_BLOCK_TEXT_BYTES: Final = 1_000_000
 """Largest block text accepted for writing (UTF-8 bytes). Bigger texts are refused, never truncated."""
@@ -184,18 +135,7 @@ def insert_block(
     block_id = new_block_id()
     with doc.transaction(origin=origin) as transaction:
         writer = writer_for(transaction)
-        if after is None:
-            group = root_for_writing(doc, writer)
-            index = 0
-        else:
-            root = root_group(doc)
-            if root is None:
-                raise BlockNotFound(
-                    f"no block with id {after!r} in this document", details={"block_id": after}
-                )
-            location = locate_block(root, after)
-            group = writer.node(location.group)
-            index = location.position + 1
+        group, index = insertion_point(doc, writer, after)
         container = writer.element(group, index, "blockContainer", {"id": block_id})
         content = writer.element(container, 0, block_type, props)
         lines = [list(runs)] if block_type == "codeBlock" else split_lines(runs)

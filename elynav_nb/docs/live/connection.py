@@ -32,7 +32,7 @@ Failures are typed: ``NotAllowed``/``AuthRequired`` (gate close 4001, ``Permissi
 ``ProtocolError`` (garbage frames, updates that are not Yjs), ``SyncTimeout`` (no handshake or ack
 in time), ``ResponseTooLarge`` (a message over ``max_message_bytes``, 24 MiB by default: websockets'
 ``max_size``, checked on the announced length and across fragments, so nothing larger is ever
-buffered; see ``limits``), ``ServiceError`` (server unreachable, reconnect attempts exhausted).
+buffered; see ``_limits``), ``ServiceError`` (server unreachable, reconnect attempts exhausted).
 The cookie is a secret: it is never part of a repr, a log line or an error message, and the object
 cannot be pickled.
 """
@@ -53,7 +53,8 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
-from elynav_nb.docs.frames import (
+from elynav_nb.docs._limits import DEFAULT_MAX_MESSAGE_BYTES, response_too_large
+from elynav_nb.docs.live.frames import (
     SCOPE_READ_ONLY,
     Authenticated,
     AuthToken,
@@ -71,7 +72,6 @@ from elynav_nb.docs.frames import (
     decode_message,
     encode_message,
 )
-from elynav_nb.docs.limits import DEFAULT_MAX_MESSAGE_BYTES, response_too_large
 from elynav_nb.errors import (
     AuthRequired,
     DocReadonly,

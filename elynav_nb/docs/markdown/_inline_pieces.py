@@ -1,6 +1,6 @@
 """Inline markdown of the pieces a reader takes out of a BlockNote ``XmlText``, fast for simple layouts.
 
-Where it sits: between the document reader (``block_reader``) and ``inline_markdown``. The reader
+Where it sits: internal, between the document reader (``blocknote.reader``) and ``inline``. The reader
 turns each ``(chunk, attributes)`` of ``XmlText.diff()`` into a ``MarkedPiece`` (text, mark bits,
 link); ``render_pieces`` gives the same markdown as ``render_inline`` of the equivalent
 ``InlineRun`` list. No I/O, no pycrdt.
@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from elynav_nb.docs.inline_markdown import _SPECIAL_PATTERN, InlineRun, render_inline
+from elynav_nb.docs.markdown.inline import MARKDOWN_SPECIAL_CHARACTERS, InlineRun, render_inline
 
 __all__ = ["MARK_BOLD", "MARK_CODE", "MARK_ITALIC", "MARK_STRIKE", "MarkedPiece", "render_pieces"]
 
@@ -85,7 +85,7 @@ def _render_simple(pieces: Sequence[MarkedPiece]) -> str | None:
         if not text or "\n" in text:
             return None
         if bits == 0 and link is None:
-            if _SPECIAL_PATTERN.search(text) is not None:
+            if MARKDOWN_SPECIAL_CHARACTERS.search(text) is not None:
                 return None
             output.append(text)
             previous_marked = False
@@ -94,7 +94,11 @@ def _render_simple(pieces: Sequence[MarkedPiece]) -> str | None:
             return None  # two marked runs side by side: their delimiters could run together
         previous_marked = True
         if link is not None:
-            if bits or _SPECIAL_PATTERN.search(text) is not None or not _is_simple_destination(link):
+            if (
+                bits
+                or MARKDOWN_SPECIAL_CHARACTERS.search(text) is not None
+                or not _is_simple_destination(link)
+            ):
                 return None
             output.append(f"[{text}]({link})")
         elif bits == MARK_CODE:
@@ -103,7 +107,7 @@ def _render_simple(pieces: Sequence[MarkedPiece]) -> str | None:
             output.append(f"`{text}`")
         else:
             delimiter = _DELIMITERS.get(bits)
-            if delimiter is None or _SPECIAL_PATTERN.search(text) is not None:
+            if delimiter is None or MARKDOWN_SPECIAL_CHARACTERS.search(text) is not None:
                 return None
             if text[0].isspace() or text[-1].isspace():
                 return None  # render_inline moves edge whitespace outside the mark

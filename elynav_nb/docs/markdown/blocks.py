@@ -1,11 +1,11 @@
 """Block-level markdown -> BlockNote block specs (type, inline text, props, nested children, tables).
 
 Where it sits: the pure first step of whole-markdown writing (``DocsSession.insert_markdown`` and
-``replace_section``). ``block_builder`` writes the specs into a ``pycrdt.Doc``; ``section_diff``
+``replace_section``). ``blocknote.builder`` writes the specs into a ``pycrdt.Doc``; ``section_diff``
 compares them with the blocks already there. Inline text stays inline markdown here
-(``inline_markdown.parse_inline`` turns it into marked runs when it is written). No I/O.
+(``markdown.inline.parse_inline`` turns it into marked runs when it is written). No I/O.
 
-The dialect (what ``block_markdown`` writes, so reading and writing back gives the same blocks):
+The dialect (what ``markdown.render`` writes, so reading and writing back gives the same blocks):
 
 * Headings ``#`` to ``######`` (and setext ``===`` / ``---`` underlines), paragraphs, bullet items
   (``-``, ``+``, ``*``), ordered items (``1.``, ``1)``; a first item numbered n > 1 gets BlockNote's
@@ -33,8 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from elynav_nb.docs import markdown_syntax
-from elynav_nb.docs.inline_markdown import normalize
+from elynav_nb.docs.markdown import syntax as markdown_syntax
+from elynav_nb.docs.markdown.inline import normalize
 from elynav_nb.errors import InvalidInput
 
 __all__ = [
@@ -74,7 +74,7 @@ class TableSpec:
     header: bool = True
 
     def canonical_markdown(self) -> str:
-        """The table as ``block_markdown`` writes it, cells in their canonical inline markdown."""
+        """The table as ``markdown.render`` writes it, cells in their canonical inline markdown."""
         rows = [[normalize(cell) for cell in row] for row in self.rows]
         return markdown_syntax.render_table(rows, self.alignments, header=self.header)
 

@@ -1,8 +1,8 @@
 """Inline markdown <-> BlockNote inline content (text runs with marks), both ways.
 
 Where it sits: the pure layer between the text an agent reads or writes (``Block.text``) and the
-styled runs stored in a BlockNote ``XmlText`` (design note §4.4). To read, ``block_reader`` hands the
-Yjs runs to ``inline_pieces.render_pieces``, which writes simple layouts itself and calls
+styled runs stored in a BlockNote ``XmlText`` (design note §4.4). To read, ``blocknote.reader`` hands the
+Yjs runs to ``markdown._inline_pieces.render_pieces``, which writes simple layouts itself and calls
 ``render_inline`` for the rest; to write, ``blocknote.py`` calls ``parse_inline`` and stores the runs.
 No I/O, no pycrdt.
 
@@ -38,6 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 __all__ = [
+    "MARKDOWN_SPECIAL_CHARACTERS",
     "InlineRun",
     "clear_render_cache",
     "merge_runs",
@@ -168,7 +169,7 @@ class _Bracket:
 _SPECIAL_CHARACTERS = frozenset("\\`*_~[]")
 _CACHED_RENDER_MAX_CHARS = 2_000
 """Texts up to this size have their rendering remembered (8,192 of them at most, ~16 MB at worst)."""
-_SPECIAL_PATTERN = re.compile(r"[\\`*_~\[\]]")
+MARKDOWN_SPECIAL_CHARACTERS = re.compile(r"[\\`*_~\[\]]")
 
 
 class _InlineParser:
@@ -204,7 +205,7 @@ class _InlineParser:
         while position < length:
             character = source[position]
             if character not in _SPECIAL_CHARACTERS:
-                next_special = _SPECIAL_PATTERN.search(source, position)
+                next_special = MARKDOWN_SPECIAL_CHARACTERS.search(source, position)
                 end = length if next_special is None else next_special.start()
                 self.nodes.append(_Node(source[position:end]))
                 position = end
@@ -456,7 +457,7 @@ def _read_link_destination(source: str, position: int) -> tuple[str, int] | None
 
 def parse_inline(markdown: str) -> list[InlineRun]:
     """Parse inline markdown into canonical runs. Never raises on unbalanced markers."""
-    if "\n" not in markdown and _SPECIAL_PATTERN.search(markdown) is None:
+    if "\n" not in markdown and MARKDOWN_SPECIAL_CHARACTERS.search(markdown) is None:
         return [InlineRun(markdown)] if markdown else []  # plain text: one unmarked run
     return _InlineParser(markdown).parse()
 
@@ -684,7 +685,7 @@ def render_inline(runs: Iterable[InlineRun]) -> str:
     merged = merge_runs(runs)
     if len(merged) == 1 and not _has_any_mark(merged[0]):
         plain = merged[0].text
-        if "\n" not in plain and _SPECIAL_PATTERN.search(plain) is None:
+        if "\n" not in plain and MARKDOWN_SPECIAL_CHARACTERS.search(plain) is None:
             return plain  # plain text reads back as itself: nothing to mark, escape or check
     if sum(len(run.text) for run in merged) <= _CACHED_RENDER_MAX_CHARS:
         return _render_remembered(tuple(merged))

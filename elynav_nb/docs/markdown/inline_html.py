@@ -1,6 +1,6 @@
 """Inline markdown -> safe HTML, for showing a block's text in a notebook.
 
-Where it sits: a pure layer beside ``inline_markdown`` (no I/O, no pycrdt). ``DocsSession._repr_html_``,
+Where it sits: a pure layer beside ``markdown.inline`` (no I/O, no pycrdt). ``DocsSession._repr_html_``,
 which the live view widget (``elynav_nb.widgets.docs_view``) renders, calls ``inline_markdown_to_html``
 on each ``Block.text``, so ``Ordre du **jour**`` shows "jour" in bold instead of raw asterisks.
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import html
 from typing import Final
 
-from elynav_nb.docs.inline_markdown import InlineRun, parse_inline
+from elynav_nb.docs.markdown.inline import InlineRun, parse_inline
 
 __all__ = ["inline_markdown_to_html", "safe_link_target"]
 

@@ -1,14 +1,14 @@
 """A whole BlockNote document as markdown: headings, lists, quotes, code fences, images, tables,
 nested blocks indented.
 
-Where it sits: the last step of the read path (``block_reader`` gives ``Block`` records whose
+Where it sits: the last step of the read path (``blocknote.reader`` gives ``Block`` records whose
 ``text`` is already inline markdown, a table's the pipe table; this module lays the blocks out as
 lines). Pure: no I/O, no pycrdt. ``blocknote.blocks_to_markdown`` is this module's function.
 
-What it writes is the dialect ``markdown_blocks`` reads (whole-markdown writing), so writing the
+What it writes is the dialect ``markdown.blocks`` reads (whole-markdown writing), so writing the
 markdown back gives the same blocks: children indented two spaces under their block, line breaks
 as a backslash at the end of the line, a text that would read as a new block escaped
-(``markdown_syntax.escape_block_start``), a numbered list's ``start``, quotes with ``>`` on every line.
+(``markdown.syntax.escape_block_start``), a numbered list's ``start``, quotes with ``>`` on every line.
 Empty paragraphs have no markdown (as in BlockNote's own export).
 """
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from elynav_nb.docs.block_schema import Block
-from elynav_nb.docs.markdown_syntax import escape_block_start, render_image, with_hard_breaks
+from elynav_nb.docs.blocknote.schema import Block
+from elynav_nb.docs.markdown.syntax import escape_block_start, render_image, with_hard_breaks
 
 __all__ = ["blocks_to_markdown"]
 

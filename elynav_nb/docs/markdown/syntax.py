@@ -1,11 +1,11 @@
 """Line-level markdown syntax shared by the block parser and the block renderer: what starts a block,
 how to escape a text so it does not, pipe tables and image lines.
 
-Where it sits: a pure helper under ``markdown_blocks`` (markdown -> block specs) and
-``block_markdown`` (blocks -> markdown). Keeping both directions here is what makes the round trip
+Where it sits: a pure helper under ``markdown.blocks`` (markdown -> block specs) and
+``markdown.render`` (blocks -> markdown). Keeping both directions here is what makes the round trip
 hold: the renderer escapes exactly what the parser would otherwise read as a new block. No I/O.
 
-The rules (the dialect of ``markdown_blocks``):
+The rules (the dialect of ``markdown.blocks``):
 
 * A line **starts a block** when its text (indentation removed) is an ATX heading (``#`` to
   ``######``), a code fence (three or more backticks or tildes), a quote (``>``), a thematic break

@@ -1,7 +1,7 @@
 """What every tool of the Docs MCP server shares: result shapes, error payloads, annotations, fields.
 
-Where it sits: under ``server.py`` and its tool modules (``server_content_tools``,
-``server_tree_tools``). No I/O: it shapes what the tools return.
+Where it sits: under ``server.py`` and its tool modules (``mcp.content_tools``,
+``mcp.tree_tools``). No I/O: it shapes what the tools return.
 
 How data flows: a tool body returns a ``dict`` -> ``guarded`` makes it a ``CallToolResult`` (JSON
 text + ``structured_content``); an ``ElynavError`` raised on the way becomes ``is_error`` with the
@@ -33,7 +33,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from elynav_nb._mcp_errors import tool_error_payload, tool_error_result
-from elynav_nb.docs.tree import DocumentNode
+from elynav_nb.docs.rest.tree import DocumentNode
 from elynav_nb.errors import ElynavError, InvalidInput, redact_secrets
 
 __all__ = [
@@ -51,7 +51,7 @@ __all__ = [
     "ok_result",
 ]
 
-logger = logging.getLogger("elynav_nb.docs.server")
+logger = logging.getLogger("elynav_nb.docs.mcp.server")
 
 READ_ONLY: Final = ToolAnnotations(read_only_hint=True, open_world_hint=True)
 ADDITIVE: Final = ToolAnnotations(

@@ -22,8 +22,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
-from elynav_nb.docs.server_common import ADDITIVE, DOC_ID, DOC_URL, OVERWRITE, READ_ONLY, guarded
-from elynav_nb.docs.server_service import DocsToolService
+from elynav_nb.docs.mcp.common import ADDITIVE, DOC_ID, DOC_URL, OVERWRITE, READ_ONLY, guarded
+from elynav_nb.docs.mcp.service import DocsToolService
 from elynav_nb.docs.session import DocsSession
 
 __all__ = ["BlockContent", "register_content_tools"]

@@ -7,9 +7,9 @@ names a document takes ``doc_id`` (a UUID v4, once an instance is known) or ``do
 which also fixes the instance; another instance's link is ``INSTANCE_MISMATCH``).
 
 How data flows: ``build_docs_server(service)`` registers the credential tools (here), the content
-tools (``server_content_tools``: live ``DocsSession`` edits) and the tree tools
-(``server_tree_tools``: ``DocsRestClient.tree``), all over one ``DocsToolService``
-(``server_service``: credentials in memory, the instance, clients and sessions). Results are JSON;
+tools (``mcp.content_tools``: live ``DocsSession`` edits) and the tree tools
+(``mcp.tree_tools``: ``DocsRestClient.tree``), all over one ``DocsToolService``
+(``mcp.service``: credentials in memory, the instance, clients and sessions). Results are JSON;
 errors are ``is_error`` results whose text is ``{"code", "message", ...}`` (``DOC_NOT_FOUND``,
 ``DOC_READONLY``, ``DOC_NOT_PUBLIC``, ``BLOCK_NOT_FOUND``, ``SYNC_TIMEOUT``, ``AUTH_REQUIRED``,
 ``NOT_ALLOWED``, ``INSTANCE_MISMATCH``, ``INSTANCE_NOT_SET``, ``RATE_LIMITED``, ``INVALID_INPUT``,
@@ -19,7 +19,7 @@ Why this text differs from the other elynav servers: the CRM and templates serve
 error as ``CODE: message``; this one keeps the reference's JSON text on purpose, because agents and
 prompts written for lasuite-docs-mcp parse it. Its ``structured_content`` is the mapping all three
 share (``elynav_nb/_mcp_errors.py``: ``{code, message[, details]}``), so a program reads a typed
-error from any of them the same way (``server_common.error_result``).
+error from any of them the same way (``mcp.common.error_result``).
 
 Credentials come from the environment (``DOCS_INSTANCE_URL``, ``DOCS_SESSION_ID``,
 ``DOCS_CSRF_TOKEN``, all optional) or from ``set_session_credentials``; either way they stay in
@@ -42,10 +42,10 @@ from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import Field, ValidationError
 
 from elynav_nb.docs.credentials import DocsCredentials
-from elynav_nb.docs.server_common import LOCAL_RESET, error_result, guarded
-from elynav_nb.docs.server_content_tools import register_content_tools
-from elynav_nb.docs.server_service import DocsToolService
-from elynav_nb.docs.server_tree_tools import register_tree_tools
+from elynav_nb.docs.mcp.common import LOCAL_RESET, error_result, guarded
+from elynav_nb.docs.mcp.content_tools import register_content_tools
+from elynav_nb.docs.mcp.service import DocsToolService
+from elynav_nb.docs.mcp.tree_tools import register_tree_tools
 from elynav_nb.errors import ElynavError
 
 __all__ = [

@@ -20,19 +20,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Final
+from typing import Any
 
 from elynav_nb.docs.addressing import DocAddress, normalize_instance_origin, parse_docs_url
 from elynav_nb.docs.credentials import DocsCredentials
-from elynav_nb.docs.rest import API_PREFIX, DocsRestClient, DocumentInfo
-from elynav_nb.docs.rest_tree import DocsTreeClient
+from elynav_nb.docs.rest.documents import DocsRestClient, DocumentInfo
+from elynav_nb.docs.rest.tree_client import DocsTreeClient
 from elynav_nb.docs.session import DocsSession, SaveResult
 from elynav_nb.docs.session_pool import DocsSessionPool
 from elynav_nb.errors import AuthRequired, DocNotPublic, InvalidInput, NotAllowed
 
 __all__ = ["DocsToolService"]
-
-_USER_FIELDS: Final = ("id", "email", "full_name", "short_name")
 
 
 class DocsToolService:
@@ -180,8 +178,4 @@ class DocsToolService:
 async def _signed_in_user(credentials: DocsCredentials, instance: str) -> dict[str, Any]:
     """Who Docs says these credentials are (``AUTH_REQUIRED`` / ``NOT_ALLOWED`` when refused)."""
     async with DocsRestClient(instance, credentials) as client:
-        response = await client._request("GET", f"{API_PREFIX}/users/me/", "check these credentials")
-        data = client._json(response, "the users/me request")
-    if not isinstance(data, dict):
-        return {}
-    return {key: data[key] for key in _USER_FIELDS if key in data}
+        return await client.signed_in_user()

@@ -1,7 +1,7 @@
 """The Docs MCP tools of the document tree and lifecycle: list, search, create, rename, move, trash.
 
 Where it sits: registered on the server by ``server.build_docs_server``; every tool calls
-``DocsToolService.tree()`` (``rest_tree.DocsTreeClient``) or ``rest()`` and returns JSON. The
+``DocsToolService.tree()`` (``rest.tree_client.DocsTreeClient``) or ``rest()`` and returns JSON. The
 reference's ``list_documents``, ``list_my_documents``, ``create_document``, ``delete_document``,
 ``move_document``, ``duplicate_document``, ``update_document_title``, ``list_document_children``
 and ``list_document_descendants`` keep its names and arguments; ours add ``search_documents``,
@@ -10,7 +10,7 @@ too (``doc_url``, ``parent_url``, ``target_parent_url``), and a link to another 
 ``INSTANCE_MISMATCH`` before anything is sent.
 
 How data flows: arguments -> ``service.document_id`` (settles the instance on a first link) ->
-one tree call -> records shown by ``server_common.document_summary``. Refusals are Docs' and the
+one tree call -> records shown by ``mcp.common.document_summary``. Refusals are Docs' and the
 tree client's typed errors: ``NOT_ALLOWED``, ``AUTH_REQUIRED``, ``DOC_NOT_FOUND``,
 ``RATE_LIMITED``, ``INVALID_INPUT`` (with ``reason: MOVE_INTO_OWN_DESCENDANT`` for a move into the
 document's own subtree).
@@ -24,7 +24,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from elynav_nb.docs.server_common import (
+from elynav_nb.docs.mcp.common import (
     ADDITIVE,
     DOC_ID,
     DOC_URL,
@@ -34,8 +34,8 @@ from elynav_nb.docs.server_common import (
     document_summary,
     guarded,
 )
-from elynav_nb.docs.server_service import DocsToolService
-from elynav_nb.docs.tree import DocumentList, DocumentTree, MovePosition
+from elynav_nb.docs.mcp.service import DocsToolService
+from elynav_nb.docs.rest.tree import DocumentList, DocumentTree, MovePosition
 
 __all__ = ["DEFAULT_DESCENDANT_DEPTH", "register_tree_tools"]
 

@@ -1,6 +1,6 @@
 """Typed records of the Docs document tree, and the tree as a pandas DataFrame.
 
-Where it sits: the pure layer under ``rest_tree.DocsTreeClient`` (no I/O). It reads the JSON
+Where it sits: the pure layer under ``rest.tree_client.DocsTreeClient`` (no I/O). It reads the JSON
 La Suite Docs 5.4.1 serves for a document (``ListDocumentSerializer``: ``id``, ``path``,
 ``depth``, ``numchild``, the link settings, ``user_role``, ``abilities``...) into
 ``DocumentNode`` records, and shapes answers as ``DocumentList`` (a page or a whole listing),

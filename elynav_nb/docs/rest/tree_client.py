@@ -1,7 +1,8 @@
 """The Docs document tree and a document's lifecycle over REST (async): ``client.tree``.
 
-Where it sits: the HTTP calls of the tree, on a ``DocsRestClient`` (its connection, credentials,
-retries and 80-per-minute throttle); answers become the typed records of ``tree`` (pure).
+Where it sits: the HTTP calls of the tree, on a ``DocsRestClient``'s ``http.DocsHttp`` (its
+connection, credentials, retries and 80-per-minute throttle); answers become the typed records of
+``tree`` (pure).
 Endpoints are La Suite Docs 5.4.1's (design note ``docs-tree-api.md``)::
 
     list_documents()   GET  documents/?page_size=...           your highest documents
@@ -37,12 +38,13 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import httpx
 
 from elynav_nb.docs.addressing import parse_docs_url
-from elynav_nb.docs.tree import (
+from elynav_nb.docs.rest.http import VersionedApi, read_json
+from elynav_nb.docs.rest.tree import (
     MOVE_POSITIONS,
     DocumentChange,
     DocumentList,
@@ -62,9 +64,6 @@ from elynav_nb.errors import (
     ServiceError,
     redact_secrets,
 )
-
-if TYPE_CHECKING:
-    from elynav_nb.docs.rest import DocsRestClient
 
 __all__ = ["DocsTreeClient", "DocumentRef"]
 
@@ -144,37 +143,40 @@ def _checked_limit(limit: int | None) -> int | None:
 class DocsTreeClient:
     """Tree and lifecycle calls on one ``DocsRestClient`` (use ``rest.tree``)."""
 
-    def __init__(self, rest: DocsRestClient) -> None:
+    def __init__(self, rest: VersionedApi) -> None:
         self.rest = rest
         self.requests_sent = 0
 
     def __repr__(self) -> str:
-        return f"<DocsTreeClient instance={self.rest.instance!r} requests_sent={self.requests_sent}>"
+        return f"<DocsTreeClient instance={self.rest.http.instance!r} requests_sent={self.requests_sent}>"
 
     # --- plumbing ------------------------------------------------------------------------------
 
     def _resolve(self, reference: DocumentRef) -> tuple[str, DocumentNode | None]:
         """``(document id, node or None)``; another instance is refused before anything is sent."""
         if isinstance(reference, DocumentNode):
-            if reference.instance is not None and reference.instance != self.rest.instance:
+            if reference.instance is not None and reference.instance != self.rest.http.instance:
                 raise InstanceMismatch(
-                    f"this document belongs to {reference.instance}, not to {self.rest.instance}",
-                    details={"document_origin": reference.instance, "instance_origin": self.rest.instance},
+                    f"this document belongs to {reference.instance}, not to {self.rest.http.instance}",
+                    details={
+                        "document_origin": reference.instance,
+                        "instance_origin": self.rest.http.instance,
+                    },
                 )
-            return parse_docs_url(reference.id, instance=self.rest.instance).document_id, reference
+            return parse_docs_url(reference.id, instance=self.rest.http.instance).document_id, reference
         if not isinstance(reference, str):
             raise InvalidInput("a document is named by its id, its link or a DocumentNode")
-        return parse_docs_url(reference, instance=self.rest.instance).document_id, None
+        return parse_docs_url(reference, instance=self.rest.http.instance).document_id, None
 
     def _require_signed_in(self, what: str) -> None:
-        if self.rest.credentials.is_anonymous:
+        if self.rest.http.credentials.is_anonymous:
             raise AuthRequired(f"Docs needs a signed-in session to {what}")
 
     async def _send(
         self, method: str, path: str, what: str, *, body: Any = None, params: dict[str, Any] | None = None
     ) -> httpx.Response:
         self.requests_sent += 1
-        return await self.rest._request(
+        return await self.rest.http.request(
             method,
             path,
             what,
@@ -187,12 +189,12 @@ class DocsTreeClient:
         self, method: str, path: str, what: str, *, body: Any = None, params: dict[str, Any] | None = None
     ) -> Any:
         response = await self._send(method, path, what, body=body, params=params)
-        return self.rest._json(response, f"the request to {what}")
+        return read_json(response, f"the request to {what}")
 
     def _node(self, data: Any, what: str) -> DocumentNode:
         if not isinstance(data, dict):
             raise ServiceError(f"Docs answered the request to {what} with something that is not a document")
-        return DocumentNode.from_json(data, instance=self.rest.instance)
+        return DocumentNode.from_json(data, instance=self.rest.http.instance)
 
     async def _collect(
         self,
@@ -223,7 +225,7 @@ class DocsTreeClient:
             results = data["results"]
             for item in results:
                 if isinstance(item, dict):
-                    nodes.append(DocumentNode.from_json(item, instance=self.rest.instance))
+                    nodes.append(DocumentNode.from_json(item, instance=self.rest.http.instance))
             if page is not None or not data.get("next") or not results:
                 break
             if limit is not None and len(nodes) >= limit:
@@ -351,7 +353,7 @@ class DocsTreeClient:
         if node is not None:
             require_ability(node, "tree", "read this document's tree")
         data = await self._json("GET", f"{DOCUMENTS}/{document_id}/tree/", "read the document tree")
-        return DocumentTree.from_nodes(nodes_from_nested(data, instance=self.rest.instance), requests=1)
+        return DocumentTree.from_nodes(nodes_from_nested(data, instance=self.rest.http.instance), requests=1)
 
     async def ancestors(self, document: DocumentRef, *, include_self: bool = False) -> DocumentList:
         """The path to the document: its ancestors you can see, from the highest, by ``tree/``."""
@@ -387,7 +389,7 @@ class DocsTreeClient:
 
     async def trash(self, *, limit: int | None = None) -> DocumentList:
         """Documents you own that are in the trash (restorable for 30 days), last deleted first."""
-        if self.rest.credentials.is_anonymous:
+        if self.rest.http.credentials.is_anonymous:
             return DocumentList((), 0)  # Docs answers anonymous callers an empty page
         return await self._collect(f"{DOCUMENTS}/trashbin/", "list the trash", {}, limit=limit)
 
@@ -408,7 +410,9 @@ class DocsTreeClient:
         """
         self._require_signed_in("create a document")
         clean_title = _checked_title(title)
-        new_id = parse_docs_url(document_id, instance=self.rest.instance).document_id if document_id else None
+        new_id = (
+            parse_docs_url(document_id, instance=self.rest.http.instance).document_id if document_id else None
+        )
         body: dict[str, Any] = {"title": clean_title, "id": new_id or str(uuid.uuid4())}
         if parent is None:
             path, what = f"{DOCUMENTS}/", "create a document"
@@ -536,7 +540,7 @@ class DocsTreeClient:
         response = await self._send(method, f"{DOCUMENTS}/{document_id}/favorite/", "change this favourite")
         message = None
         if response.content:
-            message = _message_field(self.rest._json(response, "the favourite request"), "detail")
+            message = _message_field(read_json(response, "the favourite request"), "detail")
         action = "favorited" if method == "POST" else "unfavorited"
         return DocumentChange(
             action, document_id, message=message, changed=response.status_code in (201, 204)

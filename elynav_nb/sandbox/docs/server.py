@@ -52,7 +52,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from elynav_nb.docs.credentials import DocsCredentials
-from elynav_nb.docs.frames import Ping, encode_message
+from elynav_nb.docs.live.frames import Ping, encode_message
 from elynav_nb.errors import InvalidInput, ServiceError
 from elynav_nb.sandbox.docs.api_common import decode_content_or_error, json_body, write_body
 from elynav_nb.sandbox.docs.collaboration import CollaborationHub, SocketSession
