@@ -363,13 +363,22 @@ class DocsSession:
         """Anonymous sessions edit live but cannot save over REST."""
         return not self.credentials.is_anonymous
 
-    def to_markdown(self) -> str:
-        return blocknote.blocks_to_markdown(self.blocks)
+    def to_markdown(self, *, bullet: str = "*") -> str:
+        """The document as markdown, in the dialect ``insert_markdown`` reads.
+
+        Bullets are ``*`` as in Docs' own markdown export (BlockNote's): the marker a person typed is
+        not stored in the document. ``bullet="-"`` (or ``"+"``) writes that marker instead.
+        """
+        return blocknote.blocks_to_markdown(self.blocks, bullet=bullet)
 
     def to_frame(self) -> pandas.DataFrame:
-        """One row per block: id, type, text, level, depth, parent_id, opaque.
+        """One row per block, depth first: id, type, text, level, depth, parent_id, editable.
 
-        ``level`` is a nullable integer column (``Int64``): a heading's level, ``<NA>`` for other blocks.
+        ``level`` is a nullable integer column (``Int64``): a heading's level, ``<NA>`` for other
+        blocks. ``editable`` is False for the blocks shown here but never rewritten
+        (``update_block`` refuses them with ``UNSUPPORTED_BLOCK_TYPE``): Docs' own blocks
+        (callouts, PDFs, page breaks, columns, tables...) and texts holding inline nodes such as
+        links to other documents (``Block.opaque`` is its opposite).
         """
         import pandas
 
@@ -385,12 +394,12 @@ class DocsSession:
                     "level": _heading_level(block),
                     "depth": depth,
                     "parent_id": parent_id,
-                    "opaque": block.opaque,
+                    "editable": not block.opaque,
                 }
             )
             for child in reversed(block.children):
                 pending.append((child, depth + 1, block.id))
-        columns = ["id", "type", "text", "level", "depth", "parent_id", "opaque"]
+        columns = ["id", "type", "text", "level", "depth", "parent_id", "editable"]
         frame = pandas.DataFrame(rows, columns=columns)
         frame["level"] = frame["level"].astype("Int64")
         return frame

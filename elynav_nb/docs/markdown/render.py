@@ -10,6 +10,11 @@ markdown back gives the same blocks: children indented two spaces under their bl
 as a backslash at the end of the line, a text that would read as a new block escaped
 (``markdown.syntax.escape_block_start``), a numbered list's ``start``, quotes with ``>`` on every line.
 Empty paragraphs have no markdown (as in BlockNote's own export).
+
+Bullet items are written with ``*`` by default, as BlockNote's ``blocksToMarkdownLossy`` (Docs' own
+markdown export) writes them: the marker a person typed (``-``, ``+`` or ``*``) is not part of the
+document (a BlockNote ``bulletListItem`` has no such property), so no reader can give it back.
+``bullet="-"`` writes ``-`` instead; all three read back as the same blocks.
 """
 
 from __future__ import annotations
@@ -19,14 +24,22 @@ from typing import Final
 
 from elynav_nb.docs.blocknote.schema import Block
 from elynav_nb.docs.markdown.syntax import escape_block_start, render_image, with_hard_breaks
+from elynav_nb.errors import InvalidInput
 
-__all__ = ["blocks_to_markdown"]
+__all__ = ["BULLET_MARKERS", "blocks_to_markdown"]
+
+BULLET_MARKERS: Final = ("*", "-", "+")
 
 
-def blocks_to_markdown(blocks: Sequence[Block]) -> str:
-    """A whole-document markdown view (headings, lists, quotes, code fences; nested items indented)."""
+def blocks_to_markdown(blocks: Sequence[Block], *, bullet: str = "*") -> str:
+    """A whole-document markdown view (headings, lists, quotes, code fences; nested items indented).
+
+    ``bullet``: the marker of bullet and check items (``*`` as BlockNote writes it, ``-`` or ``+``).
+    """
+    if bullet not in BULLET_MARKERS:
+        raise InvalidInput("bullet must be one of *, - and +", details={"bullet": str(bullet)[:8]})
     lines: list[str] = []
-    _append_markdown(blocks, 0, lines)
+    _append_markdown(blocks, 0, lines, bullet)
     return "\n".join(lines).rstrip("\n") + ("\n" if lines else "")
 
 
@@ -40,7 +53,7 @@ def _ends_in_list_item(block: Block) -> bool:
     return block.type in _LIST_TYPES
 
 
-def _append_markdown(blocks: Sequence[Block], depth: int, lines: list[str]) -> None:
+def _append_markdown(blocks: Sequence[Block], depth: int, lines: list[str], bullet: str) -> None:
     indent = "  " * depth
     number = 0
     previous_type = ""
@@ -59,12 +72,12 @@ def _append_markdown(blocks: Sequence[Block], depth: int, lines: list[str]) -> N
             level = block.props.get("level", 1)
             lines.append(f"{indent}{'#' * int(level)} {text}")
         elif block.type == "bulletListItem" or block.type == "toggleListItem":
-            lines.append(f"{indent}* {escape_block_start(text, bullet=True)}".rstrip(" "))
+            lines.append(f"{indent}{bullet} {escape_block_start(text, bullet=True)}".rstrip(" "))
         elif block.type == "numberedListItem":
             lines.append(f"{indent}{number}. {escape_block_start(text)}".rstrip(" "))
         elif block.type == "checkListItem":
             mark = "x" if block.props.get("checked") else " "
-            lines.append(f"{indent}* [{mark}] {text}".rstrip(" "))
+            lines.append(f"{indent}{bullet} [{mark}] {text}".rstrip(" "))
         elif block.type == "quote":
             quoted = with_hard_breaks(block.text, indent + "> ")
             lines.append(f"{indent}> {escape_block_start(quoted)}".rstrip(" "))
@@ -95,7 +108,7 @@ def _append_markdown(blocks: Sequence[Block], depth: int, lines: list[str]) -> N
             if block.type not in _LIST_TYPES or block.children[0].type not in _LIST_TYPES:
                 lines.append("")  # else the first child line could continue this block's text
             child_lines: list[str] = []
-            _append_markdown(block.children, depth + 1, child_lines)
+            _append_markdown(block.children, depth + 1, child_lines, bullet)
             lines.extend(child_lines)
         if lines and lines[-1] != "":
             lines.append("")
