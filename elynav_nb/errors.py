@@ -59,7 +59,8 @@ The tree::
     └── ServiceError                    SERVICE_ERROR
         ├── DatabaseBusy                DATABASE_BUSY
         ├── RateLimited                 RATE_LIMITED
-        └── ResponseTooLarge            RESPONSE_TOO_LARGE
+        ├── ResponseTooLarge            RESPONSE_TOO_LARGE
+        └── UnsavedChanges              UNSAVED_CHANGES
 """
 
 from __future__ import annotations
@@ -112,6 +113,7 @@ __all__ = [
     "TemplateNotFound",
     "TemplateStoreCorrupt",
     "ToolFailed",
+    "UnsavedChanges",
     "UnsupportedBlockType",
     "VersionConflict",
     "error_for_code",
@@ -416,6 +418,13 @@ class RateLimited(ServiceError):
     """The server throttled us (HTTP 429) beyond the retries allowed; wait and try again."""
 
     code = "RATE_LIMITED"
+
+
+class UnsavedChanges(ServiceError):
+    """Docs did not save these edits in time (a throttle, a failing server): they are live, or kept
+    in a file named in ``details["kept_in"]`` (``DocsSession.save_kept_state`` saves it later)."""
+
+    code = "UNSAVED_CHANGES"
 
 
 class ResponseTooLarge(ServiceError):

@@ -697,7 +697,8 @@ class DocsConnection:
             self._check_ready()
         elif isinstance(message, PermissionDenied):
             raise NotAllowed(
-                "the collaboration server refused this document for these credentials",
+                "the collaboration server refused this document for these credentials (it also "
+                "refuses when Docs throttled its check of them: 80 requests a minute per user)",
                 details={"reason": message.reason},
             )
         elif isinstance(message, TokenRequest):

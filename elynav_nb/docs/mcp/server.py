@@ -97,7 +97,10 @@ _INSTRUCTIONS = (
     "your documents need a signed-in session: call set_session_credentials with the docs_sessionid and "
     "csrftoken cookies (kept in memory only). Errors are JSON {code, message}: DOC_NOT_FOUND, "
     "DOC_READONLY, DOC_NOT_PUBLIC, BLOCK_NOT_FOUND, SYNC_TIMEOUT, AUTH_REQUIRED, NOT_ALLOWED, "
-    "INSTANCE_MISMATCH, INSTANCE_NOT_SET, RATE_LIMITED, INVALID_INPUT."
+    "INSTANCE_MISMATCH, INSTANCE_NOT_SET, RATE_LIMITED, INVALID_INPUT. A SYNC_TIMEOUT with pending: true "
+    "means the change is made and on its way: calling the same tool again with the same arguments "
+    "waits for it and returns its result without writing twice. A write answered with saved: false "
+    "is done; Docs saves it later."
 )
 
 

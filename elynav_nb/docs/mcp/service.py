@@ -28,7 +28,7 @@ from elynav_nb.docs.rest.documents import DocsRestClient, DocumentInfo
 from elynav_nb.docs.rest.tree_client import DocsTreeClient
 from elynav_nb.docs.session import DocsSession, SaveResult
 from elynav_nb.docs.session_pool import DocsSessionPool
-from elynav_nb.errors import AuthRequired, DocNotPublic, InvalidInput, NotAllowed
+from elynav_nb.errors import AuthRequired, DocNotPublic, ElynavError, InvalidInput, NotAllowed
 
 __all__ = ["DocsToolService"]
 
@@ -37,10 +37,16 @@ class DocsToolService:
     """What the tools share: the credentials, one REST client for the instance, the session pool."""
 
     def __init__(
-        self, credentials: DocsCredentials, *, idle_ttl: float = 300.0, **session_options: Any
+        self,
+        credentials: DocsCredentials,
+        *,
+        idle_ttl: float = 300.0,
+        save_wait: float = 15.0,
+        **session_options: Any,
     ) -> None:
         self._credentials = credentials
         self._idle_ttl = idle_ttl
+        self._save_wait = save_wait
         self._session_options = {"save_debounce": 0.2, **session_options}
         self.pool = self._new_pool()
         self._rest: DocsRestClient | None = None
@@ -123,9 +129,24 @@ class DocsToolService:
             ) from None
 
     async def persisted(self, session: DocsSession, payload: dict[str, Any]) -> dict[str, Any]:
-        """Save now; an anonymous session says in ``warning`` that nothing was saved."""
-        result: SaveResult = await session.save()
-        if not result.saved:
+        """Save a write that is done (acknowledged live) and say whether it is durable.
+
+        The write happened whatever the save does, so a refused save never becomes the tool's
+        error (an agent retrying a write it thinks failed would write it twice): ``saved`` is
+        False (only then present) and ``warning`` says why and that the session keeps retrying (and saves at close
+        and at exit). Docs' ``Retry-After`` is waited for up to ``save_wait`` seconds.
+        """
+        try:
+            result: SaveResult = await session.saved(timeout=self._save_wait)
+        except ElynavError as error:
+            payload["saved"] = False
+            payload["warning"] = (
+                f"done in the live document, but Docs has not saved it yet ({error.details.get('cause', error.code)}): "
+                "it is saved in the background, at the latest when the server stops; do not repeat the call"
+            )
+            return payload
+        if not result.saved:  # saved: the reference's own answer, unchanged
+            payload["saved"] = False
             payload["warning"] = result.reason
         return payload
 

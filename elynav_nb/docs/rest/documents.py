@@ -36,7 +36,14 @@ import httpx
 from elynav_nb.docs._limits import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE
 from elynav_nb.docs.addressing import is_uuid_v4
 from elynav_nb.docs.credentials import DocsCredentials
-from elynav_nb.docs.rest.http import API_PREFIX, DocsHttp, RequestThrottle, read_json, read_text
+from elynav_nb.docs.rest.http import (
+    API_PREFIX,
+    DocsHttp,
+    RequestThrottle,
+    read_json,
+    read_text,
+    send_blocking,
+)
 from elynav_nb.docs.rest.tree_client import DocsTreeClient
 from elynav_nb.errors import DocNotFound, InvalidInput, ServiceError
 
@@ -44,6 +51,12 @@ __all__ = ["DocsRestClient", "DocumentInfo", "checked_document_id", "text_or_non
 
 _VERSION_PATTERN: Final = re.compile(r"v?(\d{1,6})(?:\.(\d{1,6}))?")
 _USER_FIELDS: Final = ("id", "email", "full_name", "short_name")
+
+
+def _major_version(config: dict[str, Any]) -> int:
+    release = text_or_none(config.get("RELEASE_VERSION")) or ""
+    match = _VERSION_PATTERN.match(release)
+    return int(match.group(1)) if match else 5
 
 
 def text_or_none(value: Any) -> str | None:
@@ -200,9 +213,7 @@ class DocsRestClient:
 
     async def major_version(self) -> int:
         """The Docs major version from ``RELEASE_VERSION`` (5 when it cannot be read)."""
-        release = text_or_none((await self.config()).get("RELEASE_VERSION")) or ""
-        match = _VERSION_PATTERN.match(release)
-        return int(match.group(1)) if match else 5
+        return _major_version(await self.config())
 
     async def content_endpoint(self) -> bool:
         """True for Docs >= 5 (``/content/`` endpoint), False for v4 (``content`` field)."""
@@ -281,13 +292,24 @@ class DocsRestClient:
 
     async def save_content(self, document_id: str, state: bytes, *, websocket: bool = True) -> None:
         """Save the full Yjs state. ``websocket=True``: we are connected to the room as this session."""
+        await self.config()
+        path, body = self._save_call(document_id, state, websocket)
+        await self.http.request("PATCH", path, "save the document content", json_body=body)
+
+    def save_content_blocking(self, document_id: str, state: bytes, *, timeout: float = 10.0) -> None:
+        """``save_content`` without an event loop, for the saves made at interpreter exit (the
+        configuration must have been read once, as opening a session does)."""
+        path, body = self._save_call(document_id, state, True)
+        send_blocking(self.http, "PATCH", path, "save the document content", json_body=body, timeout=timeout)
+
+    def _save_call(self, document_id: str, state: bytes, websocket: bool) -> tuple[str, dict[str, Any]]:
+        if self._config is None:
+            raise ServiceError("the instance configuration was never read: cannot tell where to save")
         checked = checked_document_id(document_id)
         body = {"content": base64.b64encode(state).decode("ascii"), "websocket": websocket}
-        if await self.content_endpoint():
-            path = f"{API_PREFIX}/documents/{checked}/content/"
-        else:
-            path = f"{API_PREFIX}/documents/{checked}/"
-        await self.http.request("PATCH", path, "save the document content", json_body=body)
+        if _major_version(self._config) >= 5:
+            return f"{API_PREFIX}/documents/{checked}/content/", body
+        return f"{API_PREFIX}/documents/{checked}/", body
 
     async def signed_in_user(self) -> dict[str, Any]:
         """Who Docs says these credentials are (``id``, ``email``, ``full_name``, ``short_name``);

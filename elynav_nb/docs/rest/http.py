@@ -73,6 +73,7 @@ __all__ = [
     "error_for_status",
     "read_json",
     "read_text",
+    "send_blocking",
     "shared_throttle",
 ]
 
@@ -162,8 +163,14 @@ def shared_throttle(instance: str, credentials: HeaderSource) -> RequestThrottle
 
 
 def error_for_status(response: httpx.Response, what: str) -> ElynavError:
+    """The typed error of a refused answer; a 429 or 503 carries the ``Retry-After`` it asked for
+    (``retry_after_seconds``), which the callers that may wait (saves) honour."""
     status = response.status_code
-    details = {"status": status}
+    details: dict[str, Any] = {"status": status}
+    if status in (429, 503):
+        retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+        if retry_after is not None:
+            details["retry_after_seconds"] = retry_after
     if status == 401:
         return AuthRequired(f"Docs needs a signed-in session to {what} (HTTP 401)", details=details)
     if status == 403:
@@ -309,8 +316,6 @@ class DocsHttp:
                 raise failure
             wait = retry_wait(attempt, self.retry_backoff, retry_after, deadline)
             if wait is None:  # the server asks for longer than we wait, or the deadline comes first
-                if retry_after is not None:
-                    failure.details["retry_after_seconds"] = retry_after
                 raise failure
             await asyncio.sleep(wait)
         raise ServiceError(f"Docs could not {what}")  # not reached: the last try raises or returns
@@ -371,6 +376,25 @@ class DocsHttp:
             if received >= _ERROR_BODY_BYTES:
                 break
         return b"".join(chunks)
+
+
+def send_blocking(
+    http: DocsHttp, method: str, path: str, what: str, *, json_body: Any, timeout: float
+) -> None:
+    """One write sent without an event loop (``httpx.Client``), for the saves made at interpreter
+    exit, when no loop may be left to run the async client. Same headers and typed errors as
+    ``DocsHttp.request``; no retry, no throttle (the caller waits for ``Retry-After``)."""
+    headers = http.credentials.write_headers(http.instance)
+    headers["Accept"] = "application/json"
+    try:
+        with httpx.Client(base_url=http.instance, timeout=timeout, follow_redirects=False) as client:
+            response = client.request(method, path, headers=headers, json=json_body)
+    except httpx.TimeoutException:
+        raise ServiceError(f"Docs did not answer in time while trying to {what}") from None
+    except httpx.HTTPError as error:
+        raise ServiceError(f"cannot reach Docs to {what} ({type(error).__name__})") from None
+    if response.status_code >= 300:
+        raise error_for_status(response, what)
 
 
 def read_text(response: httpx.Response) -> str:
