@@ -57,6 +57,7 @@ from elynav_nb.docs.addressing import DocAddress, parse_docs_url
 from elynav_nb.docs.blocknote import Block, section_diff
 from elynav_nb.docs.blocknote import builder as block_builder
 from elynav_nb.docs.blocknote.section_diff import SectionChange
+from elynav_nb.docs.comments import DocumentComments
 from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
 from elynav_nb.docs.live.connection import REMOTE_ORIGIN, DocsConnection
 from elynav_nb.docs.markdown.inline_html import inline_markdown_to_html
@@ -246,6 +247,8 @@ class DocsSession:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timed_out_writes: dict[Hashable, tuple[float, Any]] = {}
         """Writes that met SYNC_TIMEOUT, by call: a retry of the same call returns their result."""
+        self.comments = DocumentComments(self)
+        """The document's comment threads: ``await doc.comments.threads()``, ``open``, ``reply``..."""
 
     # --- opening -------------------------------------------------------------------------------
 
@@ -548,6 +551,17 @@ class DocsSession:
             return result
 
         return await self._run(operation)
+
+    async def apply_edit(
+        self, edit: Callable[[], ResultType], *, retry_key: Hashable | None = None
+    ) -> ResultType:
+        """Run your own edit of ``doc.ydoc`` (one pycrdt transaction, made by ``edit()``) as an
+        acknowledged write, saved like the others; what ``edit`` returns is returned.
+
+        ``retry_key`` names the write for ``SYNC_TIMEOUT`` retries (see ``insert_block``); without
+        it every call is a new write. Write only what BlockNote knows (design note §4.5).
+        """
+        return await self._write(edit, retry_key if retry_key is not None else object())
 
     def _forget_old_timeouts(self) -> None:
         oldest = time.monotonic() - RETRY_MEMORY_SECONDS

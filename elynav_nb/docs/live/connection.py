@@ -262,7 +262,9 @@ class DocsConnection:
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
         self._supervisor: asyncio.Task[None] | None = None
         self._awareness = Awareness(doc)
-        self._awareness.set_local_state({"user": dict(self._user)})
+        self._presence: dict[str, Any] = {"user": dict(self._user)}
+        self._awareness.set_local_state(dict(self._presence))
+        self._presence_listeners: list[RemoteListener] = []
         self._remote_listeners: list[RemoteListener] = []
         self._before_remote_listeners: list[RemoteListener] = []
         self._remote_change_seen = False
@@ -312,6 +314,39 @@ class DocsConnection:
         for listeners in (self._remote_listeners, self._before_remote_listeners):
             with contextlib.suppress(ValueError):
                 listeners.remove(listener)
+
+    # --- presence (Hocuspocus awareness) ----------------------------------------------------------
+
+    def set_presence(self, field: str, value: Any) -> None:
+        """Show ``field`` in this client's awareness state (``user`` is the name and colour; the
+        Docs frontend reads ``cursor`` and ``commentsPing`` too), sent to the room at once."""
+        if value is None:
+            self._presence.pop(field, None)
+        else:
+            self._presence[field] = value
+        self._send_presence()
+
+    def peers(self) -> dict[int, dict[str, Any]]:
+        """The awareness states of the other clients in the room, by client id."""
+        own = self._awareness.client_id
+        return {
+            client: dict(state) for client, state in self._awareness.states.items() if client != own and state
+        }
+
+    def add_presence_listener(self, listener: RemoteListener) -> None:
+        """Call ``listener()`` after each awareness update received from the room."""
+        self._presence_listeners.append(listener)
+
+    def remove_presence_listener(self, listener: RemoteListener) -> None:
+        with contextlib.suppress(ValueError):
+            self._presence_listeners.remove(listener)
+
+    def _send_presence(self) -> None:
+        self._awareness.set_local_state(dict(self._presence))  # a new clock: peers refresh it
+        if self.scope is None or self._websocket is None:
+            return  # the next handshake's awareness loop sends it
+        update = self._awareness.encode_awareness_update([self._awareness.client_id])
+        self._outbox.put_nowait(encode_message(AwarenessUpdate(self.document_name, update)))
 
     async def open(self) -> None:
         """Connect and finish the handshake, within ``open_timeout`` seconds, or raise a typed error."""
@@ -679,7 +714,7 @@ class DocsConnection:
     async def _awareness_loop(self, websocket: ClientConnection) -> None:
         while True:
             if self.scope is not None:
-                self._awareness.set_local_state({"user": dict(self._user)})  # a new clock: peers refresh it
+                self._awareness.set_local_state(dict(self._presence))  # a new clock: peers refresh it
                 update = self._awareness.encode_awareness_update([self._awareness.client_id])
                 await websocket.send(encode_message(AwarenessUpdate(self.document_name, update)))
                 await asyncio.sleep(self.awareness_interval)
@@ -713,10 +748,20 @@ class DocsConnection:
                 self._check_ready()
         elif isinstance(message, SyncStatus):
             self._acknowledge(applied=message.applied)
+        elif isinstance(message, AwarenessUpdate):
+            self._apply_presence(message.update)
         elif isinstance(message, Close):
             self.reset_count += 1
             logger.debug("docs room %s reset by the server: re-authenticating", self.document_name)
             self._start_handshake()
+
+    def _apply_presence(self, update: bytes) -> None:
+        try:
+            self._awareness.apply_awareness_update(update, "remote")
+        except Exception:  # a peer's malformed presence must not end the document connection
+            logger.debug("docs room %s: an awareness update could not be read", self.document_name)
+            return
+        _call_each(self._presence_listeners)
 
     def _acknowledge(self, *, applied: bool) -> None:
         if self.scope is None:

@@ -17,7 +17,7 @@ How data flows::
     signed_in_user()    GET  /api/v1.0/users/me/        who the credentials are
 
 The tree and lifecycle calls (children, move, duplicate, trash...) are ``client.tree``
-(``tree_client.DocsTreeClient``) on the same ``DocsHttp``: one connection, one credential, one
+(``tree_client.DocsTreeClient``), the comment threads ``client.threads`` (``threads``), on the same ``DocsHttp``: one connection, one credential, one
 throttle. Answers are JSON read defensively: unreadable or too deeply nested JSON is
 ``SERVICE_ERROR``, fields of an unexpected type are read as missing.
 """
@@ -44,6 +44,7 @@ from elynav_nb.docs.rest.http import (
     read_text,
     send_blocking,
 )
+from elynav_nb.docs.rest.threads import DocsThreadsClient
 from elynav_nb.docs.rest.tree_client import DocsTreeClient
 from elynav_nb.errors import DocNotFound, InvalidInput, ServiceError
 
@@ -160,6 +161,8 @@ class DocsRestClient:
         self._config: dict[str, Any] | None = None
         self.tree = DocsTreeClient(self)
         """The document tree and lifecycle calls (``tree_client.DocsTreeClient``) on this client."""
+        self.threads = DocsThreadsClient(self)
+        """The comment threads of documents (``threads.DocsThreadsClient``)."""
 
     @property
     def instance(self) -> str:

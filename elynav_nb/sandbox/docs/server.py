@@ -25,7 +25,8 @@ Retry-After, shared with the collaboration gate's own check of each connect; ``X
 automatic resets after ``link-configuration``. The document tree and lifecycle (list, all, search,
 children, tree, move, duplicate, trash and restore, favourites; design note ``docs-tree-api.md``)
 are served by ``tree_routes`` and ``lifecycle_routes`` on the store's materialised path.
-Out of scope: OIDC, teams, y-prosemirror's deletions.
+Comment threads (with comments and reactions) and versions (one per save that changes the
+content) are served by ``discussion_routes``. Out of scope: OIDC, teams, y-prosemirror's deletions.
 
 ``DocsSandbox(hocuspocus_version=4)`` makes the collaboration layer behave like Hocuspocus 4.7.0
 (idle close 4408 after ``collaboration_timeout`` seconds without a frame, echo after ack, denials
@@ -57,6 +58,7 @@ from elynav_nb.docs.live.frames import Ping, encode_message
 from elynav_nb.errors import InvalidInput, ServiceError
 from elynav_nb.sandbox.docs.api_common import decode_content_or_error, json_body, write_body
 from elynav_nb.sandbox.docs.collaboration import CollaborationHub, SocketSession
+from elynav_nb.sandbox.docs.discussion_routes import DISCUSSION_ROUTES
 from elynav_nb.sandbox.docs.lifecycle_routes import TREE_ROUTES
 from elynav_nb.sandbox.docs.store import LINK_REACHES, LINK_ROLES, SandboxDocument, SandboxStore, SandboxUser
 from elynav_nb.sandbox.docs.throttle import UserThrottle, throttled_detail
@@ -389,6 +391,7 @@ def build_app(sandbox: DocsSandbox) -> Starlette:
         Route(f"{API}/config/", route(_config, document_scope=False), methods=["GET"]),
         Route(f"{API}/users/me/", route(_users_me, document_scope=False), methods=["GET"]),
         *[Route(path, route(handler), methods=methods) for path, handler, methods in TREE_ROUTES],
+        *[Route(path, route(handler), methods=methods) for path, handler, methods in DISCUSSION_ROUTES],
         Route(f"{API}/documents/{{document_id}}/content/", route(_content), methods=["GET", "PATCH"]),
         Route(
             f"{API}/documents/{{document_id}}/link-configuration/",
