@@ -54,14 +54,16 @@ from elynav_nb.docs._limits import (
     checked_limit,
 )
 from elynav_nb.docs.addressing import DocAddress, parse_docs_url
-from elynav_nb.docs.blocknote import Block, section_diff
+from elynav_nb.docs.blocknote import Block, section_diff, version_diff
 from elynav_nb.docs.blocknote import builder as block_builder
 from elynav_nb.docs.blocknote.section_diff import SectionChange
+from elynav_nb.docs.blocknote.version_diff import DocumentState, VersionDiff
 from elynav_nb.docs.comments import DocumentComments
 from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
 from elynav_nb.docs.live.connection import REMOTE_ORIGIN, DocsConnection
 from elynav_nb.docs.markdown.inline_html import inline_markdown_to_html
 from elynav_nb.docs.rest.documents import DocsRestClient, DocumentInfo
+from elynav_nb.docs.rest.versions import Versions
 from elynav_nb.errors import (
     DocReadonly,
     ElynavError,
@@ -633,6 +635,28 @@ class DocsSession:
             lambda: section_diff.replace_section(self.ydoc, heading_id, markdown),
             ("replace_section", heading_id, markdown),
         )
+
+    # --- versions ------------------------------------------------------------------------------
+
+    async def versions(self, *, limit: int = 500) -> Versions:
+        """The document's saved versions, newest first (Docs leaves out the current content)."""
+        return await self.rest.versions.list(self.document_id, limit=limit)
+
+    async def read_version(self, version_id: str) -> DocumentState:
+        """A version as blocks (``.blocks``) and markdown (``.markdown``)."""
+        state = await self.rest.versions.read(self.document_id, version_id)
+        return version_diff.read_state(state, f"version {version_id[:12]}")
+
+    async def diff(self, old_version_id: str, new_version_id: str | None = None) -> VersionDiff:
+        """What changed from a version to another (``new_version_id=None``: to the document now):
+        ``.markdown`` is a unified diff of the two markdowns, ``.to_frame()`` one row per added,
+        deleted, changed or moved block."""
+        old = await self.read_version(old_version_id)
+        if new_version_id is None:
+            new = version_diff.DocumentState("now", self.blocks)
+        else:
+            new = await self.read_version(new_version_id)
+        return version_diff.diff_states(old, new)
 
     # --- saving --------------------------------------------------------------------------------
 

@@ -44,6 +44,7 @@ from pydantic import Field, ValidationError
 from elynav_nb.docs.credentials import DocsCredentials
 from elynav_nb.docs.mcp.common import LOCAL_RESET, error_result, guarded
 from elynav_nb.docs.mcp.content_tools import register_content_tools
+from elynav_nb.docs.mcp.discussion_tools import DISCUSSION_TOOL_NAMES, register_discussion_tools
 from elynav_nb.docs.mcp.service import DocsToolService
 from elynav_nb.docs.mcp.tree_tools import register_tree_tools
 from elynav_nb.errors import ElynavError
@@ -85,6 +86,7 @@ ELYNAV_TOOL_NAMES: Final[tuple[str, ...]] = (
     "list_trash",
     "insert_markdown",
     "replace_section",
+    *DISCUSSION_TOOL_NAMES,
 )
 TOOL_NAMES: Final[tuple[str, ...]] = REFERENCE_TOOL_NAMES + ELYNAV_TOOL_NAMES
 
@@ -93,7 +95,9 @@ _INSTRUCTIONS = (
     "doc_url (https://<host>/docs/<uuid>/; the first link fixes the instance). read_document returns "
     "block ids; pass them to update_block, delete_block, replace_section or as after_block_id. Text is "
     "inline markdown (**bold**, *italic*, ~~strike~~, `code`, [link](url)); insert_markdown and "
-    "replace_section take block markdown. Creating, moving, renaming, duplicating, trashing and listing "
+    "replace_section take block markdown. Comment threads: list_comment_threads, create_comment_thread "
+    "(on a block id, optionally a quoted span), reply_to_comment_thread, resolve_comment_thread; "
+    "versions: list_versions, read_version, diff_versions. Creating, moving, renaming, duplicating, trashing and listing "
     "your documents need a signed-in session: call set_session_credentials with the docs_sessionid and "
     "csrftoken cookies (kept in memory only). Errors are JSON {code, message}: DOC_NOT_FOUND, "
     "DOC_READONLY, DOC_NOT_PUBLIC, BLOCK_NOT_FOUND, SYNC_TIMEOUT, AUTH_REQUIRED, NOT_ALLOWED, "
@@ -181,6 +185,7 @@ def build_docs_server(service: DocsToolService) -> MCPServer:
     register_content_tools(server, service)
     _register_credential_tools(server, service)
     register_tree_tools(server, service)
+    register_discussion_tools(server, service)
     return server
 
 

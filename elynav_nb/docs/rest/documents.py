@@ -17,7 +17,8 @@ How data flows::
     signed_in_user()    GET  /api/v1.0/users/me/        who the credentials are
 
 The tree and lifecycle calls (children, move, duplicate, trash...) are ``client.tree``
-(``tree_client.DocsTreeClient``), the comment threads ``client.threads`` (``threads``), on the same ``DocsHttp``: one connection, one credential, one
+(``tree_client.DocsTreeClient``), the comment threads ``client.threads`` (``threads``) and the versions ``client.versions``
+(``versions``), on the same ``DocsHttp``: one connection, one credential, one
 throttle. Answers are JSON read defensively: unreadable or too deeply nested JSON is
 ``SERVICE_ERROR``, fields of an unexpected type are read as missing.
 """
@@ -46,6 +47,7 @@ from elynav_nb.docs.rest.http import (
 )
 from elynav_nb.docs.rest.threads import DocsThreadsClient
 from elynav_nb.docs.rest.tree_client import DocsTreeClient
+from elynav_nb.docs.rest.versions import DocsVersionsClient
 from elynav_nb.errors import DocNotFound, InvalidInput, ServiceError
 
 __all__ = ["DocsRestClient", "DocumentInfo", "checked_document_id", "text_or_none"]
@@ -163,6 +165,8 @@ class DocsRestClient:
         """The document tree and lifecycle calls (``tree_client.DocsTreeClient``) on this client."""
         self.threads = DocsThreadsClient(self)
         """The comment threads of documents (``threads.DocsThreadsClient``)."""
+        self.versions = DocsVersionsClient(self)
+        """The versions of documents (``versions.DocsVersionsClient``)."""
 
     @property
     def instance(self) -> str:
