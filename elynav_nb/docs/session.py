@@ -61,6 +61,7 @@ from elynav_nb.docs.blocknote.version_diff import DocumentState, VersionDiff
 from elynav_nb.docs.comments import DocumentComments
 from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
 from elynav_nb.docs.live.connection import REMOTE_ORIGIN, DocsConnection
+from elynav_nb.docs.live.presence import Person, people_from_states
 from elynav_nb.docs.markdown.inline_html import inline_markdown_to_html
 from elynav_nb.docs.rest.documents import DocsRestClient, DocumentInfo
 from elynav_nb.docs.rest.versions import Versions
@@ -423,6 +424,11 @@ class DocsSession:
     def can_save(self) -> bool:
         """Anonymous sessions edit live but cannot save over REST."""
         return not self.credentials.is_anonymous
+
+    def people(self) -> list[Person]:
+        """Who else is in the document now (their name and colour as Docs shows them, and their
+        cursor while their editor has the focus), from the room's awareness."""
+        return people_from_states(self.connection.peers()) if self.connection is not None else []
 
     def to_markdown(self, *, bullet: str = "*") -> str:
         """The document as markdown, in the dialect ``insert_markdown`` reads.

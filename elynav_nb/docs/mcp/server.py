@@ -24,7 +24,8 @@ error from any of them the same way (``mcp.common.error_result``).
 Credentials come from the environment (``DOCS_INSTANCE_URL``, ``DOCS_SESSION_ID``,
 ``DOCS_CSRF_TOKEN``, all optional) or from ``set_session_credentials``; either way they stay in
 this process's memory and never appear in a result, an error or a log line. ``DOCS_MCP_LOG_LEVEL``
-sets the server's log level (stderr; default ``INFO``).
+sets the server's log level (stderr; default ``INFO``). ``DOCS_MCP_USER_NAME`` is the name people
+see for this writer in the documents it edits (``write_mcp_config`` sets it to the agent's name).
 """
 
 from __future__ import annotations
@@ -212,8 +213,15 @@ def main() -> None:
         credentials = DocsCredentials.from_env()
     except ElynavError as error:  # a malformed DOCS_* variable: say which rule, never the value
         raise SystemExit(f"elynav mcp docs: {error.code}: {error.message}") from None
-    server = build_docs_server(DocsToolService(credentials))
+    server = build_docs_server(DocsToolService(credentials, user_name=_user_name()))
     anyio.run(server.run_stdio_async)
+
+
+def _user_name() -> str:
+    """The name this writer shows in the document's presence: ``DOCS_MCP_USER_NAME`` (the agent's
+    name, from ``write_mcp_config``), else ``Elynav bot``; one line of at most 64 characters."""
+    name = " ".join(os.environ.get("DOCS_MCP_USER_NAME", "").split())[:64]
+    return name if name and name.isprintable() else "Elynav bot"
 
 
 if __name__ == "__main__":
