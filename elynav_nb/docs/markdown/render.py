@@ -46,11 +46,21 @@ def blocks_to_markdown(blocks: Sequence[Block], *, bullet: str = "*") -> str:
 _LIST_TYPES: Final = ("bulletListItem", "numberedListItem", "checkListItem", "toggleListItem")
 
 
-def _ends_in_list_item(block: Block) -> bool:
-    """Whether the last line written for this block (its last descendant's) is a list item's."""
+def _last_descendant(block: Block) -> Block:
     while block.children:
         block = block.children[-1]
-    return block.type in _LIST_TYPES
+    return block
+
+
+def _ends_in_list_item(block: Block) -> bool:
+    """Whether the last line written for this block (its last descendant's) is a list item's."""
+    return _last_descendant(block).type in _LIST_TYPES
+
+
+def _ordered(block: Block) -> bool:
+    """Numbered items make another list than bullets and checks: a blank line goes between them
+    (as BlockNote's own markdown has it)."""
+    return block.type == "numberedListItem"
 
 
 def _append_markdown(blocks: Sequence[Block], depth: int, lines: list[str], bullet: str) -> None:
@@ -58,13 +68,14 @@ def _append_markdown(blocks: Sequence[Block], depth: int, lines: list[str], bull
     number = 0
     previous_type = ""
     previous_ends_in_item = False
+    previous_ordered = False
     for block in blocks:
         if block.type == "numberedListItem" and previous_type == "numberedListItem":
             number += 1
         else:
             start = block.props.get("start")
             number = start if isinstance(start, int) and not isinstance(start, bool) and start >= 0 else 1
-        if block.type in _LIST_TYPES and previous_ends_in_item:
+        if block.type in _LIST_TYPES and previous_ends_in_item and _ordered(block) == previous_ordered:
             while lines and lines[-1] == "":
                 lines.pop()  # keep a list tight (after a paragraph, an empty item would continue it)
         text = with_hard_breaks(block.text, indent)
@@ -114,3 +125,4 @@ def _append_markdown(blocks: Sequence[Block], depth: int, lines: list[str], bull
             lines.append("")
         previous_type = block.type
         previous_ends_in_item = _ends_in_list_item(block)
+        previous_ordered = _ordered(_last_descendant(block))
