@@ -9,8 +9,7 @@ How data flows::
 
     request(method, path, what, json_body=, params=, refusal=)
         -> our throttle (80 a minute per user and instance, ``shared_throttle``)
-        -> headers: the credentials' Cookie (writes: + Content-Type, Origin, Referer, X-CSRFToken;
-           a bearer token instead for the resource-server API)
+        -> headers: the credentials' Cookie (writes: + Content-Type, Origin, Referer, X-CSRFToken)
         -> one exchange, body streamed and counted -> 2xx: the response
         -> 429 / 5xx / network error: retried (GETs only; ``Retry-After`` up to 5 s), within the deadline
         -> other statuses: ``refusal(response)`` may name a precise error, else ``error_for_status``:
@@ -89,8 +88,8 @@ Refusal = Callable[[httpx.Response], ElynavError | None]
 
 
 class HeaderSource(Protocol):
-    """What gives a request its credentials: ``DocsCredentials`` (the session cookie) or an OIDC
-    token source (a bearer token). Secrets leave only through these two calls."""
+    """What gives a request its credentials (``DocsCredentials``: the session cookie); secrets
+    leave only through ``cookie_header`` and ``write_headers``."""
 
     @property
     def is_anonymous(self) -> bool: ...
@@ -189,8 +188,7 @@ class DocsHttp:
 
     ``timeout`` (15 s) bounds each network read; ``deadline`` (30 s, ``_limits``) bounds each whole
     call, retries included (``DEADLINE_EXCEEDED``); ``max_response_bytes`` (32 MiB) bounds each
-    body (``RESPONSE_TOO_LARGE``). ``read_headers`` gives the headers of a GET (the cookie by
-    default; a bearer token for the resource-server API).
+    body (``RESPONSE_TOO_LARGE``). ``read_headers`` gives the headers of a GET.
     """
 
     def __init__(

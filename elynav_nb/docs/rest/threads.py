@@ -6,7 +6,7 @@ about) is not here: Docs keeps it in the document, as a ``comment`` mark on that
 (``blocknote.comments``); ``DocsSession.threads()`` joins the two.
 
 Endpoints (Docs 5.4.1, ``core/api/viewsets.py`` ``ThreadViewSet`` / ``CommentViewSet``,
-``core/urls.py``; ``docs/docs-comments.md`` has the facts)::
+``core/urls.py``; ``docs/docs-comments-versions.md`` has the facts)::
 
     list(d)               GET    documents/{d}/threads/              every thread, newest first, no pages
     get(d, t)             GET    documents/{d}/threads/{t}/

@@ -5,7 +5,7 @@ wraps (CSRF, throttle) from ``DISCUSSION_ROUTES``; their state lives on the stor
 (``store.threads``, ``document.versions``). Facts (``core/api/viewsets.py`` ``ThreadViewSet``,
 ``CommentViewSet``, ``DocumentViewSet.versions_list`` / ``versions_detail``; ``core/models.py``
 ``Thread``, ``Comment``, ``Reaction``, ``Document.get_versions_slice``; ``core/api/permissions.py``
-``CommentPermission``; ``docs/docs-comments.md`` in this repository says more):
+``CommentPermission``; ``docs/docs-comments-versions.md`` in this repository says more):
 
 * threads are listed newest first, unpaginated; a thread's comments oldest first, each with its
   author ``{full_name, short_name}``, ``body`` (the comment editor's BlockNote JSON, stored as given),
