@@ -60,6 +60,7 @@ from elynav_nb.docs.blocknote.section_diff import SectionChange
 from elynav_nb.docs.blocknote.version_diff import DocumentState, VersionDiff
 from elynav_nb.docs.comments import DocumentComments
 from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
+from elynav_nb.docs.live._yjs_items import ItemIndex
 from elynav_nb.docs.live.connection import REMOTE_ORIGIN, DocsConnection
 from elynav_nb.docs.live.presence import Person, people_from_states
 from elynav_nb.docs.markdown.inline_html import inline_markdown_to_html
@@ -426,9 +427,14 @@ class DocsSession:
         return not self.credentials.is_anonymous
 
     def people(self) -> list[Person]:
-        """Who else is in the document now (their name and colour as Docs shows them, and their
-        cursor while their editor has the focus), from the room's awareness."""
-        return people_from_states(self.connection.peers()) if self.connection is not None else []
+        """Who else is in the document now: their name and colour as Docs shows them, and, while
+        their editor has the focus, their cursor and the block it is in (``block_id``)."""
+        if self.connection is None:
+            return []
+        states = self.connection.peers()
+        with_cursor = any(isinstance(state.get("cursor"), dict) for state in states.values())
+        index = ItemIndex(self.ydoc.get_update()) if with_cursor else None
+        return people_from_states(states, index)
 
     def to_markdown(self, *, bullet: str = "*") -> str:
         """The document as markdown, in the dialect ``insert_markdown`` reads.

@@ -62,3 +62,21 @@ async def test_the_mcp_writer_shows_the_agents_name() -> None:
                 await wait_for_people(person, 1)
                 names = [someone.name for someone in person.people()]
         assert names == ["elynav-content"]
+
+
+async def test_a_person_sees_the_block_the_agent_is_writing() -> None:
+    async with DocsSandbox() as sandbox:
+        document = sandbox.create_document("Curseur")
+        link = sandbox.document_link(document.id)
+        async with (
+            DocsSession.open(link, sandbox.credentials(), user_name="Agent Plume") as agent,
+            DocsSession.open(link, sandbox.credentials(), user_name="Alice") as person,
+        ):
+            await agent.append_block("Un")
+            written = await agent.append_block("Deux, en cours")
+            async with asyncio.timeout(10):
+                while not [someone for someone in person.people() if someone.block_id == written]:
+                    await asyncio.sleep(0.02)
+            [agent_seen] = person.people()
+            assert agent_seen.name == "Agent Plume" and agent_seen.is_typing_here
+            assert agent_seen.cursor is not None and agent_seen.cursor["head"]["assoc"] == -1

@@ -151,3 +151,56 @@ async def test_presence_and_the_comment_ping_cross_a_real_provider(hocuspocus_se
     finally:
         await peer.stop()
         await connection.close()
+
+
+@pytest.mark.anyio
+async def test_cursors_cross_a_real_provider_both_ways(hocuspocus_server: Any) -> None:
+    from elynav_nb.docs.live._yjs_items import ItemIndex
+    from elynav_nb.docs.live.presence import people_from_states
+
+    room = str(uuid.uuid4())
+    connection = DocsConnection(
+        Doc(),
+        url=hocuspocus_server.ws_url,
+        document_name=room,
+        origin=ALLOWED_ORIGIN,
+        cookie="docs_sessionid=agent",
+        user_name="Agent Plume",
+    )
+    await connection.open()
+    peer = await ProviderPeer.start()
+    try:
+        answer = await peer.call(
+            "connect",
+            url=hocuspocus_server.ws_url,
+            room=room,
+            origin=ALLOWED_ORIGIN,
+            cookie="docs_sessionid=browser",
+            user={"name": "Alice", "color": "#ff0000"},
+        )
+        assert answer["ok"], answer
+        first = insert_block(connection.doc, "Premier bloc")
+        second = insert_block(connection.doc, "Le bloc que l'agent écrit", after=first)
+        await connection.await_flush(5)
+        import asyncio
+
+        async with asyncio.timeout(10):  # the browser places our cursor where we wrote
+            while True:
+                cursors = (await peer.call("cursor_blocks"))["cursors"]
+                if cursors and cursors[0]["block"] == second:
+                    break
+                await asyncio.sleep(0.05)
+        assert cursors == [
+            {"name": "Agent Plume", "block": second, "index": len("Le bloc que l'agent écrit")}
+        ]
+        assert (await peer.call("set_cursor", block_id=first, offset=3))["ok"]
+        async with asyncio.timeout(10):  # and we read which block the person's cursor is in
+            while True:
+                people = people_from_states(connection.peers(), ItemIndex(connection.doc.get_update()))
+                if people and people[0].block_id == first:
+                    break
+                await asyncio.sleep(0.05)
+        assert people[0].name == "Alice"
+    finally:
+        await peer.stop()
+        await connection.close()

@@ -17,6 +17,7 @@ How data flows::
     local transaction -> observer -> outbox -> Sync/Update frame, unsynced += 1
     await_flush(timeout): unsynced == 0, or DOC_READONLY on a ``00``, or SYNC_TIMEOUT
     every 15 s: an awareness update with the bot's name (Hocuspocus 4 closes silent clients)
+    after a write: our cursor, after the last character written (``presence.cursor_after``)
     Close "Reset Connection" (socket left open) -> re-Auth + SyncStep1 on the same socket
     socket dropped -> reconnect with exponential backoff -> re-Auth, resync, new scope
 
@@ -54,6 +55,7 @@ from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
 from elynav_nb.docs._limits import DEFAULT_MAX_MESSAGE_BYTES, response_too_large
+from elynav_nb.docs.live._yjs_items import last_text_character
 from elynav_nb.docs.live.frames import (
     SCOPE_READ_ONLY,
     Authenticated,
@@ -72,6 +74,7 @@ from elynav_nb.docs.live.frames import (
     decode_message,
     encode_message,
 )
+from elynav_nb.docs.live.presence import cursor_after
 from elynav_nb.errors import (
     AuthRequired,
     DocReadonly,
@@ -94,6 +97,10 @@ _ECHO_MEMORY: Final = 256
 """How many of our last sent updates are remembered to recognise their echoes."""
 _EMPTY_UPDATE: Final = b"\x00\x00"
 _READ_BUFFER_BYTES: Final = 256 * 1024
+_CURSOR_DELAY: Final = 0.1
+"""Seconds between a write and the awareness update that shows our cursor (one per burst)."""
+_CURSOR_UPDATE_BYTES: Final = 256 * 1024
+"""Updates larger than this (a whole imported document) do not move the cursor: not worth decoding."""
 
 logger = logging.getLogger(__name__)
 # websockets logs the request headers (our Cookie) at DEBUG: its logger never goes below INFO.
@@ -230,6 +237,7 @@ class DocsConnection:
         backoff_initial: float = 0.1,
         backoff_max: float = 5.0,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        show_cursor: bool = True,
     ) -> None:
         if not url.startswith(("ws://", "wss://")):
             raise InvalidInput("the collaboration URL must start with ws:// or wss://")
@@ -265,6 +273,8 @@ class DocsConnection:
         self._presence: dict[str, Any] = {"user": dict(self._user)}
         self._awareness.set_local_state(dict(self._presence))
         self._presence_listeners: list[RemoteListener] = []
+        self.show_cursor = show_cursor
+        self._cursor_update: bytes | None = None  # the last local update, for the cursor
         self._remote_listeners: list[RemoteListener] = []
         self._before_remote_listeners: list[RemoteListener] = []
         self._remote_change_seen = False
@@ -336,6 +346,19 @@ class DocsConnection:
     def add_presence_listener(self, listener: RemoteListener) -> None:
         """Call ``listener()`` after each awareness update received from the room."""
         self._presence_listeners.append(listener)
+
+    def _show_cursor(self) -> None:
+        """Put our cursor after the last character we wrote, as a browser's cursor shows where a
+        person types (coalesced: one awareness update per ``_CURSOR_DELAY`` at most)."""
+        update, self._cursor_update = self._cursor_update, None
+        if update is None or self._closing:
+            return
+        try:
+            character = last_text_character(update, self.doc.client_id)
+        except ProtocolError:  # our own update: pycrdt wrote it; never expected
+            return
+        if character is not None:
+            self.set_presence("cursor", cursor_after(character))
 
     def remove_presence_listener(self, listener: RemoteListener) -> None:
         with contextlib.suppress(ValueError):
@@ -493,6 +516,10 @@ class DocsConnection:
         update = bytes(event.update)
         if update == _EMPTY_UPDATE:
             return
+        if self.show_cursor and len(update) <= _CURSOR_UPDATE_BYTES:
+            if self._cursor_update is None and self._loop is not None:
+                self._loop.call_later(_CURSOR_DELAY, self._show_cursor)
+            self._cursor_update = update
         self._unsynced += 1
         frame = encode_message(SyncUpdate(self.document_name, update))
         self._remember_sent(frame)
