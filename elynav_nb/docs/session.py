@@ -64,6 +64,7 @@ from elynav_nb.docs.live._yjs_items import ItemIndex
 from elynav_nb.docs.live.connection import REMOTE_ORIGIN, DocsConnection
 from elynav_nb.docs.live.presence import Person, people_from_states
 from elynav_nb.docs.markdown.inline_html import inline_markdown_to_html
+from elynav_nb.docs.oidc import OidcCredentials
 from elynav_nb.docs.rest.documents import DocsRestClient, DocumentInfo
 from elynav_nb.docs.rest.versions import Versions
 from elynav_nb.errors import (
@@ -260,7 +261,7 @@ class DocsSession:
     def open(
         cls,
         link_or_id: str,
-        credentials: DocsCredentials | None = None,
+        credentials: DocsCredentials | OidcCredentials | None = None,
         *,
         instance: str | None = None,
         rest: DocsRestClient | None = None,
@@ -299,6 +300,11 @@ class DocsSession:
         async def start() -> DocsSession:
             checked_deadline(deadline)
             checked_limit(max_message_bytes, "max_message_bytes")
+            if isinstance(credentials, OidcCredentials):
+                raise NotAllowed(
+                    "a live session needs a Docs session cookie: Docs' collaboration server takes no "
+                    "token; OIDC credentials reach the resource-server API (use DocsRestClient)"
+                )
             chosen = credentials if credentials is not None else DocsCredentials.from_env()
             address = parse_docs_url(link_or_id, instance=instance or chosen.instance)
             chosen.settle(address.origin)

@@ -34,6 +34,15 @@ DOCUMENT_TOOLS: dict[str, dict[str, Any]] = {
     "list_document_children": {},
     "list_document_descendants": {},
     "restore_document": {},
+    "list_comment_threads": {},
+    "create_comment_thread": {"block_id": "b", "text": "x"},
+    "reply_to_comment_thread": {"thread_id": str(uuid.uuid4()), "text": "x"},
+    "resolve_comment_thread": {"thread_id": str(uuid.uuid4())},
+    "unresolve_comment_thread": {"thread_id": str(uuid.uuid4())},
+    "react_to_comment": {"thread_id": str(uuid.uuid4()), "comment_id": str(uuid.uuid4()), "emoji": "👍"},
+    "list_versions": {},
+    "read_version": {"version_id": "v1"},
+    "diff_versions": {"old_version_id": "v1"},
 }
 
 

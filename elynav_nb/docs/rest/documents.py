@@ -37,6 +37,7 @@ import httpx
 from elynav_nb.docs._limits import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE
 from elynav_nb.docs.addressing import is_uuid_v4
 from elynav_nb.docs.credentials import DocsCredentials
+from elynav_nb.docs.oidc import OidcCredentials
 from elynav_nb.docs.rest.http import (
     API_PREFIX,
     DocsHttp,
@@ -137,7 +138,7 @@ class DocsRestClient:
     def __init__(
         self,
         instance: str,
-        credentials: DocsCredentials | None = None,
+        credentials: DocsCredentials | OidcCredentials | None = None,
         *,
         timeout: float = 15.0,
         deadline: float = DEFAULT_REQUEST_DEADLINE,
@@ -147,7 +148,9 @@ class DocsRestClient:
         throttle: RequestThrottle | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        chosen = credentials if credentials is not None else DocsCredentials.anonymous()
+        chosen: DocsCredentials | OidcCredentials = (
+            credentials if credentials is not None else DocsCredentials.anonymous()
+        )
         self.http = DocsHttp(
             instance,
             chosen,
@@ -238,7 +241,7 @@ class DocsRestClient:
         """Documents the credentials can list, newest first (follows ``next`` up to ``max_pages``)."""
         documents: list[DocumentInfo] = []
         params: dict[str, Any] | None = {"page_size": page_size}
-        path = f"{API_PREFIX}/documents/"
+        path = f"{self.http.api_prefix}/documents/"
         for page_number in range(1, max_pages + 1):
             response = await self.http.request("GET", path, "list documents", params=params)
             data = read_json(response, "the document list")
@@ -254,7 +257,9 @@ class DocsRestClient:
     async def retrieve(self, document_id: str) -> DocumentInfo:
         """Metadata and abilities of one document."""
         checked = checked_document_id(document_id)
-        response = await self.http.request("GET", f"{API_PREFIX}/documents/{checked}/", "read this document")
+        response = await self.http.request(
+            "GET", f"{self.http.api_prefix}/documents/{checked}/", "read this document"
+        )
         data = read_json(response, "the document request")
         if not isinstance(data, dict):
             raise ServiceError("Docs answered the document request with something that is not a document")
@@ -266,7 +271,10 @@ class DocsRestClient:
             raise InvalidInput("the document title is empty")
         new_id = checked_document_id(document_id) if document_id else str(uuid.uuid4())
         response = await self.http.request(
-            "POST", f"{API_PREFIX}/documents/", "create a document", json_body={"title": title, "id": new_id}
+            "POST",
+            f"{self.http.api_prefix}/documents/",
+            "create a document",
+            json_body={"title": title, "id": new_id},
         )
         data = read_json(response, "the create request")
         return DocumentInfo.from_json(data if isinstance(data, dict) else {"id": new_id, "title": title})
@@ -277,7 +285,7 @@ class DocsRestClient:
         if await self.content_endpoint():
             response = await self.http.request(
                 "GET",
-                f"{API_PREFIX}/documents/{checked}/content/",
+                f"{self.http.api_prefix}/documents/{checked}/content/",
                 "load the document content",
                 accept="text/plain,application/json",
             )
@@ -286,7 +294,7 @@ class DocsRestClient:
                 encoded = encoded[1:-1]
         else:
             response = await self.http.request(
-                "GET", f"{API_PREFIX}/documents/{checked}/", "load the document content"
+                "GET", f"{self.http.api_prefix}/documents/{checked}/", "load the document content"
             )
             data = read_json(response, "the document request")
             encoded = (text_or_none(data.get("content")) or "") if isinstance(data, dict) else ""
@@ -315,13 +323,13 @@ class DocsRestClient:
         checked = checked_document_id(document_id)
         body = {"content": base64.b64encode(state).decode("ascii"), "websocket": websocket}
         if _major_version(self._config) >= 5:
-            return f"{API_PREFIX}/documents/{checked}/content/", body
-        return f"{API_PREFIX}/documents/{checked}/", body
+            return f"{self.http.api_prefix}/documents/{checked}/content/", body
+        return f"{self.http.api_prefix}/documents/{checked}/", body
 
     async def signed_in_user(self) -> dict[str, Any]:
         """Who Docs says these credentials are (``id``, ``email``, ``full_name``, ``short_name``);
         ``AUTH_REQUIRED`` / ``NOT_ALLOWED`` when Docs refuses them."""
-        data = await self.http.json("GET", f"{API_PREFIX}/users/me/", "check these credentials")
+        data = await self.http.json("GET", f"{self.http.api_prefix}/users/me/", "check these credentials")
         if not isinstance(data, dict):
             return {}
         return {key: data[key] for key in _USER_FIELDS if key in data}

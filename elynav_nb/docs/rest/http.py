@@ -9,12 +9,14 @@ How data flows::
 
     request(method, path, what, json_body=, params=, refusal=)
         -> our throttle (80 a minute per user and instance, ``shared_throttle``)
-        -> headers: the credentials' Cookie (writes: + Content-Type, Origin, Referer, X-CSRFToken)
+        -> the credentials' headers: the Cookie (writes: + Content-Type, Origin, Referer,
+           X-CSRFToken), or a bearer token renewed when about to expire (``oidc``)
         -> one exchange, body streamed and counted -> 2xx: the response
         -> 429 / 5xx / network error: retried (GETs only; ``Retry-After`` up to 5 s), within the deadline
         -> other statuses: ``refusal(response)`` may name a precise error, else ``error_for_status``:
            401 ``AUTH_REQUIRED``, 403 ``NOT_ALLOWED``, 404 ``DOC_NOT_FOUND``, 429 ``RATE_LIMITED``
-           (with ``retry_after_seconds``), 5xx ``SERVICE_ERROR``, other 4xx ``INVALID_INPUT``
+           (with ``retry_after_seconds``), 5xx ``SERVICE_ERROR``, other 4xx ``INVALID_INPUT``;
+           a 401 with a token that can be renewed: renewed, then tried once more
 
 Bounds against slow or hostile servers (values and reasons in ``_limits``):
 
@@ -88,19 +90,25 @@ Refusal = Callable[[httpx.Response], ElynavError | None]
 
 
 class HeaderSource(Protocol):
-    """What gives a request its credentials (``DocsCredentials``: the session cookie); secrets
-    leave only through ``cookie_header`` and ``write_headers``."""
+    """What gives a request its credentials: ``DocsCredentials`` (the session cookie, under
+    ``/api/v1.0``) or ``oidc.OidcCredentials`` (a bearer token, under ``/external_api/v1.0``).
+    Secrets leave only through ``request_headers``."""
 
     @property
     def is_anonymous(self) -> bool: ...
+
+    @property
+    def api_prefix(self) -> str: ...
 
     def identity_key(self) -> str: ...
 
     def settle(self, origin: str) -> str: ...
 
-    def cookie_header(self, origin: str) -> str: ...
+    def request_headers(self, origin: str, *, write: bool) -> dict[str, str]: ...
 
-    def write_headers(self, origin: str) -> dict[str, str]: ...
+    async def prepare(self) -> None: ...
+
+    async def renew(self) -> bool: ...
 
 
 class VersionedApi(Protocol):
@@ -188,7 +196,8 @@ class DocsHttp:
 
     ``timeout`` (15 s) bounds each network read; ``deadline`` (30 s, ``_limits``) bounds each whole
     call, retries included (``DEADLINE_EXCEEDED``); ``max_response_bytes`` (32 MiB) bounds each
-    body (``RESPONSE_TOO_LARGE``). ``read_headers`` gives the headers of a GET.
+    body (``RESPONSE_TOO_LARGE``). A 401 with credentials that can renew themselves (an OIDC
+    token) is tried once more with the renewed token.
     """
 
     def __init__(
@@ -225,8 +234,15 @@ class DocsHttp:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    def read_headers(self, accept: str) -> dict[str, str]:
-        return {"Cookie": self.credentials.cookie_header(self.instance), "Accept": accept}
+    @property
+    def api_prefix(self) -> str:
+        """Where the document API is for these credentials (``/api/v1.0`` or ``/external_api/v1.0``)."""
+        return self.credentials.api_prefix
+
+    def headers_for(self, method: str, accept: str) -> dict[str, str]:
+        headers = self.credentials.request_headers(self.instance, write=method != "GET")
+        headers["Accept"] = accept
+        return headers
 
     async def json(
         self,
@@ -260,16 +276,20 @@ class DocsHttp:
         """One call with the instance's headers, retried (GETs only), every failure typed, ended
         within ``self.deadline`` (from the moment the throttle lets it go); ``refusal`` may read a
         4xx answer first and name a more precise error."""
-        if method == "GET":
-            headers = self.read_headers(accept)
-        else:
-            headers = self.credentials.write_headers(self.instance)
-            headers["Accept"] = accept
+        await self.credentials.prepare()  # a token about to expire is renewed first
         if throttled:
             await self.throttle.acquire()
         deadline = Deadline.start(self.deadline, what)
+        headers = self.headers_for(method, accept)
         call = self._attempts(method, path, what, deadline, headers, json_body, params, throttled, refusal)
-        return await deadline.run(call)
+        try:
+            return await deadline.run(call)
+        except AuthRequired:
+            if not await self.credentials.renew():  # a cookie, or a token given as is: nothing to renew
+                raise
+        headers = self.headers_for(method, accept)  # once more, with the renewed token
+        retry = self._attempts(method, path, what, deadline, headers, json_body, params, throttled, refusal)
+        return await deadline.run(retry)
 
     async def _attempts(
         self,
@@ -382,8 +402,7 @@ def send_blocking(
     """One write sent without an event loop (``httpx.Client``), for the saves made at interpreter
     exit, when no loop may be left to run the async client. Same headers and typed errors as
     ``DocsHttp.request``; no retry, no throttle (the caller waits for ``Retry-After``)."""
-    headers = http.credentials.write_headers(http.instance)
-    headers["Accept"] = "application/json"
+    headers = http.headers_for(method, "application/json")
     try:
         with httpx.Client(base_url=http.instance, timeout=timeout, follow_redirects=False) as client:
             response = client.request(method, path, headers=headers, json=json_body)

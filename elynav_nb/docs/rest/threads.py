@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from elynav_nb.docs.addressing import is_uuid_v4
 from elynav_nb.docs.markdown.comment_body import body_from_markdown, markdown_from_body
-from elynav_nb.docs.rest.http import API_PREFIX, VersionedApi
+from elynav_nb.docs.rest.http import VersionedApi
 from elynav_nb.errors import InvalidInput, ServiceError
 
 if TYPE_CHECKING:
@@ -218,14 +218,13 @@ class DocsThreadsClient:
     def __repr__(self) -> str:
         return f"<DocsThreadsClient instance={self.rest.http.instance!r}>"
 
-    @staticmethod
-    def _path(document_id: str, *parts: str) -> str:
+    def _path(self, document_id: str, *parts: str) -> str:
         if not is_uuid_v4(document_id):
             raise InvalidInput(
                 "the document id must be a UUID v4", details={"document_id": str(document_id)[:64]}
             )
         tail = "".join(f"{part}/" for part in parts)
-        return f"{API_PREFIX}/documents/{document_id.lower()}/threads/{tail}"
+        return f"{self.rest.http.api_prefix}/documents/{document_id.lower()}/threads/{tail}"
 
     async def list(self, document_id: str) -> Threads:
         data = await self.rest.http.json(

@@ -68,7 +68,6 @@ from elynav_nb.errors import (
 __all__ = ["DocsTreeClient", "DocumentRef"]
 
 DocumentRef = str | DocumentNode
-DOCUMENTS: Final = "/api/v1.0/documents"
 MAX_PAGE_SIZE: Final = 200
 MAX_LISTING_PAGES: Final = 500
 TITLE_MAX_LENGTH: Final = 255
@@ -146,6 +145,10 @@ class DocsTreeClient:
     def __init__(self, rest: VersionedApi) -> None:
         self.rest = rest
         self.requests_sent = 0
+
+    @property
+    def _documents(self) -> str:
+        return f"{self.rest.http.api_prefix}/documents"
 
     def __repr__(self) -> str:
         return f"<DocsTreeClient instance={self.rest.http.instance!r} requests_sent={self.requests_sent}>"
@@ -263,7 +266,7 @@ class DocsTreeClient:
         if ordering:
             params["ordering"] = ordering
         return await self._collect(
-            f"{DOCUMENTS}/", "list documents", params, limit=limit, page=page, page_size=page_size
+            f"{self._documents}/", "list documents", params, limit=limit, page=page, page_size=page_size
         )
 
     async def all_documents(
@@ -274,7 +277,7 @@ class DocsTreeClient:
         if title:
             params["title"] = title
         return await self._collect(
-            f"{DOCUMENTS}/all/", "list all documents", params, limit=limit, page_size=page_size
+            f"{self._documents}/all/", "list all documents", params, limit=limit, page_size=page_size
         )
 
     async def search(self, query: str, *, limit: int | None = None) -> DocumentList:
@@ -282,13 +285,15 @@ class DocsTreeClient:
         tree; each node's ``parent_id`` is its top parent (``None`` for a top document)."""
         if not isinstance(query, str):
             raise InvalidInput("the search query must be a string")
-        return await self._collect(f"{DOCUMENTS}/search/", "search documents", {"q": query}, limit=limit)
+        return await self._collect(
+            f"{self._documents}/search/", "search documents", {"q": query}, limit=limit
+        )
 
     async def retrieve(self, document: DocumentRef) -> DocumentNode:
         """One document, with your abilities on it (Docs records that you opened it)."""
         document_id, _ = self._resolve(document)
         what = "read this document"
-        return self._node(await self._json("GET", f"{DOCUMENTS}/{document_id}/", what), what)
+        return self._node(await self._json("GET", f"{self._documents}/{document_id}/", what), what)
 
     async def children(
         self, document: DocumentRef, *, title: str | None = None, limit: int | None = None
@@ -299,7 +304,7 @@ class DocsTreeClient:
             require_ability(node, "children_list", "list this document's children")
         params = {"title": title} if title else {}
         return await self._collect(
-            f"{DOCUMENTS}/{document_id}/children/", "list the children", params, limit=limit
+            f"{self._documents}/{document_id}/children/", "list the children", params, limit=limit
         )
 
     async def descendants(
@@ -318,13 +323,13 @@ class DocsTreeClient:
             require_ability(node, "search", "list this document's descendants")
         requests_before = self.requests_sent
         modern = await self.rest.major_version() >= 5
-        below_path = f"{DOCUMENTS}/{document_id}/descendants/"
+        below_path = f"{self._documents}/{document_id}/descendants/"
         subtree = {"q": "", "document": document_id}
         if max_depth is not None and max_depth <= 1:
             if modern:  # the subtree's first item is the document itself (by path), with no link trace
                 nodes = list(
                     await self._collect(
-                        f"{DOCUMENTS}/search/", "read this document", subtree, page=1, page_size=1
+                        f"{self._documents}/search/", "read this document", subtree, page=1, page_size=1
                     )
                 )
             else:
@@ -332,7 +337,7 @@ class DocsTreeClient:
             if max_depth == 1:
                 nodes.extend(await self.children(document_id))
         elif modern:
-            nodes = list(await self._collect(f"{DOCUMENTS}/search/", "list the descendants", subtree))
+            nodes = list(await self._collect(f"{self._documents}/search/", "list the descendants", subtree))
         else:
             nodes = [
                 await self.retrieve(document_id),
@@ -352,7 +357,7 @@ class DocsTreeClient:
         document_id, node = self._resolve(document)
         if node is not None:
             require_ability(node, "tree", "read this document's tree")
-        data = await self._json("GET", f"{DOCUMENTS}/{document_id}/tree/", "read the document tree")
+        data = await self._json("GET", f"{self._documents}/{document_id}/tree/", "read the document tree")
         return DocumentTree.from_nodes(nodes_from_nested(data, instance=self.rest.http.instance), requests=1)
 
     async def ancestors(self, document: DocumentRef, *, include_self: bool = False) -> DocumentList:
@@ -391,12 +396,12 @@ class DocsTreeClient:
         """Documents you own that are in the trash (restorable for 30 days), last deleted first."""
         if self.rest.http.credentials.is_anonymous:
             return DocumentList((), 0)  # Docs answers anonymous callers an empty page
-        return await self._collect(f"{DOCUMENTS}/trashbin/", "list the trash", {}, limit=limit)
+        return await self._collect(f"{self._documents}/trashbin/", "list the trash", {}, limit=limit)
 
     async def favorites(self, *, limit: int | None = None) -> DocumentList:
         """Your favourite documents, most recently updated first."""
         self._require_signed_in("list favourites")
-        return await self._collect(f"{DOCUMENTS}/favorite_list/", "list favourites", {}, limit=limit)
+        return await self._collect(f"{self._documents}/favorite_list/", "list favourites", {}, limit=limit)
 
     # --- writing -------------------------------------------------------------------------------
 
@@ -415,12 +420,12 @@ class DocsTreeClient:
         )
         body: dict[str, Any] = {"title": clean_title, "id": new_id or str(uuid.uuid4())}
         if parent is None:
-            path, what = f"{DOCUMENTS}/", "create a document"
+            path, what = f"{self._documents}/", "create a document"
         else:
             parent_id, parent_node = self._resolve(parent)
             if parent_node is not None:
                 require_ability(parent_node, "children_create", "create a sub-document here")
-            path, what = f"{DOCUMENTS}/{parent_id}/children/", "create a sub-document"
+            path, what = f"{self._documents}/{parent_id}/children/", "create a sub-document"
         return self._node(await self._json("POST", path, what, body=body), what)
 
     async def update_title(self, document: DocumentRef, title: str) -> DocumentNode:
@@ -436,7 +441,7 @@ class DocsTreeClient:
             require_ability(node, "partial_update", "rename this document")
         what = "rename this document"
         data = await self._json(
-            "PATCH", f"{DOCUMENTS}/{document_id}/", what, body={"title": clean_title, "websocket": True}
+            "PATCH", f"{self._documents}/{document_id}/", what, body={"title": clean_title, "websocket": True}
         )
         return self._node(data, what)
 
@@ -471,7 +476,7 @@ class DocsTreeClient:
             )
         data = await self._json(
             "POST",
-            f"{DOCUMENTS}/{document_id}/move/",
+            f"{self._documents}/{document_id}/move/",
             "move this document",
             body={"target_document_id": target_id, "position": position},
         )
@@ -491,7 +496,7 @@ class DocsTreeClient:
             require_ability(node, "duplicate", "duplicate this document")
         data = await self._json(
             "POST",
-            f"{DOCUMENTS}/{document_id}/duplicate/",
+            f"{self._documents}/{document_id}/duplicate/",
             "duplicate this document",
             body={"with_descendants": bool(with_descendants), "with_accesses": bool(with_accesses)},
         )
@@ -505,7 +510,7 @@ class DocsTreeClient:
         document_id, node = self._resolve(document)
         if node is not None:
             require_ability(node, "destroy", "delete this document")
-        await self._send("DELETE", f"{DOCUMENTS}/{document_id}/", "delete this document")
+        await self._send("DELETE", f"{self._documents}/{document_id}/", "delete this document")
         return DocumentChange("deleted", document_id)
 
     async def restore(self, document: DocumentRef) -> DocumentChange:
@@ -521,7 +526,7 @@ class DocsTreeClient:
                 "only an owner may restore a document from the trash",
                 details={"document_id": node.id, "user_role": node.user_role},
             )
-        data = await self._json("POST", f"{DOCUMENTS}/{document_id}/restore/", "restore this document")
+        data = await self._json("POST", f"{self._documents}/{document_id}/restore/", "restore this document")
         return DocumentChange("restored", document_id, message=_message_field(data, "detail"))
 
     async def add_favorite(self, document: DocumentRef) -> DocumentChange:
@@ -537,7 +542,9 @@ class DocsTreeClient:
         document_id, node = self._resolve(document)
         if node is not None:
             require_ability(node, "favorite", "change this favourite")
-        response = await self._send(method, f"{DOCUMENTS}/{document_id}/favorite/", "change this favourite")
+        response = await self._send(
+            method, f"{self._documents}/{document_id}/favorite/", "change this favourite"
+        )
         message = None
         if response.content:
             message = _message_field(read_json(response, "the favourite request"), "detail")

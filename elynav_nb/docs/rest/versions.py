@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx
 
 from elynav_nb.docs.addressing import is_uuid_v4
-from elynav_nb.docs.rest.http import API_PREFIX, VersionedApi
+from elynav_nb.docs.rest.http import VersionedApi
 from elynav_nb.errors import ElynavError, InvalidInput, NotFound, ServiceError
 
 if TYPE_CHECKING:
@@ -89,13 +89,12 @@ class DocsVersionsClient:
     def __repr__(self) -> str:
         return f"<DocsVersionsClient instance={self.rest.http.instance!r}>"
 
-    @staticmethod
-    def _path(document_id: str) -> str:
+    def _path(self, document_id: str) -> str:
         if not is_uuid_v4(document_id):
             raise InvalidInput(
                 "the document id must be a UUID v4", details={"document_id": str(document_id)[:64]}
             )
-        return f"{API_PREFIX}/documents/{document_id.lower()}/versions/"
+        return f"{self.rest.http.api_prefix}/documents/{document_id.lower()}/versions/"
 
     async def list(self, document_id: str, *, limit: int = 500) -> Versions:
         """The document's versions, newest first (at most ``limit``)."""
