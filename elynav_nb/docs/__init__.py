@@ -10,7 +10,10 @@ descendants, create, rename, move, duplicate, trash, restore, favourites) are
 ``DocsRestClient(...).tree`` (``rest.tree_client``), with the typed records of ``rest.tree``
 (``DocumentNode``, ``DocumentList``, ``DocumentTree``, ``DocumentChange``). Whole markdown:
 ``DocsSession.insert_markdown`` and ``replace_section`` (which answers a ``SectionChange``), over
-``markdown.blocks.parse_markdown``. The MCP server is ``elynav_nb.docs.mcp.server`` (``elynav mcp docs``).
+``markdown.blocks.parse_markdown``. Comment threads are ``doc.comments`` (``comments``,
+``rest.threads``, anchors in ``blocknote.comments``), versions ``doc.versions()`` / ``diff()``
+(``rest.versions``, ``blocknote.version_diff``), presence ``doc.people()`` (``live.presence``), and
+OIDC sign-in ``DocsCredentials.oidc(...)`` (``oidc``). The MCP server is ``elynav_nb.docs.mcp.server`` (``elynav mcp docs``).
 
 Layers, one folder each (issue 29): ``live/`` (frames, connection), ``blocknote/`` (the document
 model in a ``pycrdt.Doc``), ``markdown/`` (inline and block markdown), ``rest/`` (the shared HTTP,
@@ -34,14 +37,20 @@ from elynav_nb.docs.blocknote import (
     update_block_text,
 )
 from elynav_nb.docs.blocknote.section_diff import SectionChange
+from elynav_nb.docs.blocknote.version_diff import DocumentState, VersionDiff
+from elynav_nb.docs.comments import DocumentComments
 from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
 from elynav_nb.docs.live.connection import REMOTE_ORIGIN, DocsConnection
 from elynav_nb.docs.live.frames import Message, decode_message, encode_message
+from elynav_nb.docs.live.presence import Person
 from elynav_nb.docs.markdown.blocks import BlockSpec, parse_markdown
 from elynav_nb.docs.markdown.inline import InlineRun, normalize, parse_inline, render_inline
+from elynav_nb.docs.oidc import OidcCredentials
 from elynav_nb.docs.rest.documents import DocsRestClient, DocumentInfo
+from elynav_nb.docs.rest.threads import Comment, Thread, Threads
 from elynav_nb.docs.rest.tree import MOVE_POSITIONS, DocumentChange, DocumentList, DocumentNode, DocumentTree
 from elynav_nb.docs.rest.tree_client import DocsTreeClient
+from elynav_nb.docs.rest.versions import Version, Versions
 from elynav_nb.docs.session import DocsSession, RemoteChange, SaveResult
 from elynav_nb.docs.session_pool import DocsSessionPool
 
@@ -53,6 +62,7 @@ __all__ = [
     "WRITABLE_BLOCK_TYPES",
     "Block",
     "BlockSpec",
+    "Comment",
     "DocAddress",
     "DocsConnection",
     "DocsCredentials",
@@ -61,15 +71,24 @@ __all__ = [
     "DocsSessionPool",
     "DocsTreeClient",
     "DocumentChange",
+    "DocumentComments",
     "DocumentInfo",
     "DocumentList",
     "DocumentNode",
+    "DocumentState",
     "DocumentTree",
     "InlineRun",
     "Message",
+    "OidcCredentials",
+    "Person",
     "RemoteChange",
     "SaveResult",
     "SectionChange",
+    "Thread",
+    "Threads",
+    "Version",
+    "VersionDiff",
+    "Versions",
     "blocks_to_markdown",
     "check_anonymous_access",
     "decode_message",

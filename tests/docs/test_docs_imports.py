@@ -188,3 +188,13 @@ def test_the_packages_keep_the_names_of_the_modules_they_replace() -> None:
     from elynav_nb.docs.rest import API_PREFIX, DocsRestClient, RequestThrottle, shared_throttle  # noqa: F401
 
     assert callable(importlib.import_module("elynav_nb.docs.server").build_docs_server)  # the old flat path
+
+
+def test_every_public_name_of_docs_resolves() -> None:
+    import elynav_nb.docs as docs
+
+    assert sorted(set(docs.__all__)) == sorted(docs.__all__)
+    for name in docs.__all__:
+        assert getattr(docs, name) is not None, name
+    for name in ("OidcCredentials", "Thread", "Threads", "Comment", "Versions", "VersionDiff", "Person"):
+        assert name in docs.__all__

@@ -26,7 +26,9 @@ automatic resets after ``link-configuration``. The document tree and lifecycle (
 children, tree, move, duplicate, trash and restore, favourites; design note ``docs-tree-api.md``)
 are served by ``tree_routes`` and ``lifecycle_routes`` on the store's materialised path.
 Comment threads (with comments and reactions) and versions (one per save that changes the
-content) are served by ``discussion_routes``. Out of scope: OIDC, teams, y-prosemirror's deletions.
+content) are served by ``discussion_routes``; with ``oidc=ResourceServer(...)``, the resource-server
+API (``/external_api/v1.0/``, bearer tokens introspected at a real OIDC provider) by
+``resource_server``. Out of scope: OIDC login for the web app, teams, y-prosemirror's deletions.
 
 ``DocsSandbox(hocuspocus_version=4)`` makes the collaboration layer behave like Hocuspocus 4.7.0
 (idle close 4408 after ``collaboration_timeout`` seconds without a frame, echo after ack, denials
@@ -60,6 +62,7 @@ from elynav_nb.sandbox.docs.api_common import decode_content_or_error, json_body
 from elynav_nb.sandbox.docs.collaboration import CollaborationHub, SocketSession
 from elynav_nb.sandbox.docs.discussion_routes import DISCUSSION_ROUTES
 from elynav_nb.sandbox.docs.lifecycle_routes import TREE_ROUTES
+from elynav_nb.sandbox.docs.resource_server import ResourceServer, external_routes
 from elynav_nb.sandbox.docs.store import LINK_REACHES, LINK_ROLES, SandboxDocument, SandboxStore, SandboxUser
 from elynav_nb.sandbox.docs.throttle import UserThrottle, throttled_detail
 
@@ -135,12 +138,15 @@ class DocsSandbox:
         send_pings: bool = False,
         throttle_period: float = 60.0,
         collaboration_exempt: bool = False,
+        oidc: ResourceServer | None = None,
     ) -> None:
         """``hocuspocus_version`` 3 (Docs v4.0-v5.4) or 4; ``collaboration_timeout`` and
         ``send_pings`` apply to version 4 only. The document throttle allows
         ``throttle_per_minute`` requests per user in ``throttle_period`` seconds (``throttle``);
         the collaboration gate's own check of each connect counts in the user's bucket unless
-        ``collaboration_exempt`` (Docs' ``X-Y-Provider-Key`` exemption, when its keys match)."""
+        ``collaboration_exempt`` (Docs' ``X-Y-Provider-Key`` exemption, when its keys match).
+        ``oidc`` (a ``resource_server.ResourceServer``) serves ``/external_api/v1.0/`` to bearer
+        tokens of that provider, as Docs with ``OIDC_RESOURCE_SERVER_ENABLED``."""
         if hocuspocus_version not in (3, 4):
             raise InvalidInput("hocuspocus_version must be 3 or 4")
         if collaboration_timeout <= 0:
@@ -151,6 +157,7 @@ class DocsSandbox:
         self.throttle_per_minute = throttle_per_minute
         self.throttle = UserThrottle(throttle_per_minute, throttle_period)
         self.collaboration_exempt = collaboration_exempt
+        self.oidc = oidc
         self.request_log: deque[tuple[str, str, int, int]] = deque(maxlen=1000)
         """The last REST requests: method, path, status, live connections to the document's room."""
         self.not_connected_read_only = not_connected_read_only
@@ -323,11 +330,17 @@ class DocsSandbox:
     # --- request helpers ---------------------------------------------------------------------
 
     def user_of(self, request: Request) -> SandboxUser | None:
+        """The caller: the user a bearer token named (external API), else the session cookie's."""
+        token_user = getattr(request.state, "token_user", None)
+        if isinstance(token_user, SandboxUser):
+            return token_user
         return self.store.user_for_session(request.cookies.get("docs_sessionid"))
 
     def csrf_refusal(self, request: Request, user: SandboxUser | None) -> Response | None:
         if request.method not in _UNSAFE_METHODS or user is None:
             return None
+        if getattr(request.state, "token_user", None) is not None:
+            return None  # a bearer token: no session, no CSRF
         cookie_token = request.cookies.get("csrftoken")
         if not cookie_token or request.headers.get("x-csrftoken") != cookie_token:
             return _json_error(403, "CSRF Failed: CSRF token missing or incorrect.")
@@ -387,7 +400,33 @@ def build_app(sandbox: DocsSandbox) -> Starlette:
 
         return endpoint
 
+    def token_route(
+        handler: Handler, *, document_scope: bool = True
+    ) -> Callable[[Request], Awaitable[Response]]:
+        inner = route(handler, document_scope=document_scope)
+
+        async def endpoint(request: Request) -> Response:
+            if sandbox.oidc is None:
+                return JSONResponse({"detail": "Not found."}, status_code=404)
+            found = await sandbox.oidc.user_for(request, sandbox.store.users)
+            if isinstance(found, Response):
+                return found
+            request.state.token_user = found
+            return await inner(request)
+
+        return endpoint
+
+    own_routes: list[tuple[str, Handler, list[str]]] = [
+        *TREE_ROUTES,
+        *DISCUSSION_ROUTES,
+        (f"{API}/documents/{{document_id}}/content/", _content, ["GET", "PATCH"]),
+        (f"{API}/users/me/", _users_me, ["GET"]),
+    ]
     routes = [
+        *[
+            Route(path, token_route(handler, document_scope=not path.endswith("/users/me/")), methods=methods)
+            for path, handler, methods in external_routes(own_routes)
+        ],
         Route(f"{API}/config/", route(_config, document_scope=False), methods=["GET"]),
         Route(f"{API}/users/me/", route(_users_me, document_scope=False), methods=["GET"]),
         *[Route(path, route(handler), methods=methods) for path, handler, methods in TREE_ROUTES],
