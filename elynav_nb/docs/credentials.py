@@ -30,9 +30,9 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from elynav_nb.docs.addressing import normalize_instance_origin
+from elynav_nb.docs.addressing import normalize_instance_origin, settle_origin
 from elynav_nb.docs.oidc import OidcCredentials
-from elynav_nb.errors import DocNotPublic, DocReadonly, InstanceMismatch, InvalidInput
+from elynav_nb.errors import DocNotPublic, DocReadonly, InvalidInput
 
 __all__ = ["ANONYMOUS_COOKIE", "DocsCredentials", "check_anonymous_access"]
 
@@ -143,14 +143,7 @@ class DocsCredentials:
 
     def settle(self, origin: str) -> str:
         """Settle on ``origin`` if not yet settled; raise ``InstanceMismatch`` for any other origin."""
-        normalized = normalize_instance_origin(origin)
-        if self._instance is None:
-            self._instance = normalized
-        elif normalized != self._instance:
-            raise InstanceMismatch(
-                f"this session is settled on {self._instance}; refusing to use it for {normalized}",
-                details={"instance_origin": self._instance, "requested_origin": normalized},
-            )
+        self._instance = settle_origin(self._instance, origin)
         return self._instance
 
     # --- headers (the only place secrets leave this object) --------------------------------------

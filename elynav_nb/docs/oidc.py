@@ -42,8 +42,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 
-from elynav_nb.docs.addressing import normalize_instance_origin
-from elynav_nb.errors import AuthRequired, InstanceMismatch, InvalidInput, ServiceError, SyncTimeout
+from elynav_nb.docs.addressing import normalize_instance_origin, settle_origin
+from elynav_nb.errors import AuthRequired, InvalidInput, ServiceError, SyncTimeout
 
 __all__ = ["EXTERNAL_API_PREFIX", "OidcCredentials"]
 
@@ -160,14 +160,8 @@ class OidcCredentials:
         return "oidc-" + hashlib.sha256(seed.encode()).hexdigest()[:16]
 
     def settle(self, origin: str) -> str:
-        normalized = normalize_instance_origin(origin)
-        if self._instance is None:
-            self._instance = normalized
-        elif normalized != self._instance:
-            raise InstanceMismatch(
-                f"these credentials are settled on {self._instance}; refusing to use them for {normalized}",
-                details={"instance_origin": self._instance, "requested_origin": normalized},
-            )
+        """Settle on ``origin`` if not yet settled; raise ``InstanceMismatch`` for any other origin."""
+        self._instance = settle_origin(self._instance, origin)
         return self._instance
 
     # --- headers (the only place the token leaves this object) -------------------------------

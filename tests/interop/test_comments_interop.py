@@ -109,12 +109,11 @@ def test_a_version_diff_compares_what_blocknote_itself_writes(node_peer: NodeRun
     ]
 
 
-@pytest.mark.anyio
-async def test_presence_and_the_comment_ping_cross_a_real_provider(hocuspocus_server: Any) -> None:
-    room = str(uuid.uuid4())
+async def agent_and_browser(server: Any, room: str) -> tuple[DocsConnection, ProviderPeer]:
+    """Our connection as "Agent Plume" and a real provider as "Alice", both in ``room``."""
     connection = DocsConnection(
         Doc(),
-        url=hocuspocus_server.ws_url,
+        url=server.ws_url,
         document_name=room,
         origin=ALLOWED_ORIGIN,
         cookie="docs_sessionid=agent",
@@ -122,16 +121,23 @@ async def test_presence_and_the_comment_ping_cross_a_real_provider(hocuspocus_se
     )
     await connection.open()
     peer = await ProviderPeer.start()
+    answer = await peer.call(
+        "connect",
+        url=server.ws_url,
+        room=room,
+        origin=ALLOWED_ORIGIN,
+        cookie="docs_sessionid=browser",
+        user={"name": "Alice", "color": "#ff0000"},
+    )
+    assert answer["ok"], answer
+    return connection, peer
+
+
+@pytest.mark.anyio
+async def test_presence_and_the_comment_ping_cross_a_real_provider(hocuspocus_server: Any) -> None:
+    room = str(uuid.uuid4())
+    connection, peer = await agent_and_browser(hocuspocus_server, room)
     try:
-        answer = await peer.call(
-            "connect",
-            url=hocuspocus_server.ws_url,
-            room=room,
-            origin=ALLOWED_ORIGIN,
-            cookie="docs_sessionid=browser",
-            user={"name": "Alice", "color": "#ff0000"},
-        )
-        assert answer["ok"], answer
         ping = {"at": 1767225600000, "docId": room, "threadId": str(uuid.uuid4())}
         connection.set_presence("commentsPing", ping)
         import asyncio
@@ -159,26 +165,8 @@ async def test_cursors_cross_a_real_provider_both_ways(hocuspocus_server: Any) -
     from elynav_nb.docs.live.presence import people_from_states
 
     room = str(uuid.uuid4())
-    connection = DocsConnection(
-        Doc(),
-        url=hocuspocus_server.ws_url,
-        document_name=room,
-        origin=ALLOWED_ORIGIN,
-        cookie="docs_sessionid=agent",
-        user_name="Agent Plume",
-    )
-    await connection.open()
-    peer = await ProviderPeer.start()
+    connection, peer = await agent_and_browser(hocuspocus_server, room)
     try:
-        answer = await peer.call(
-            "connect",
-            url=hocuspocus_server.ws_url,
-            room=room,
-            origin=ALLOWED_ORIGIN,
-            cookie="docs_sessionid=browser",
-            user={"name": "Alice", "color": "#ff0000"},
-        )
-        assert answer["ok"], answer
         first = insert_block(connection.doc, "Premier bloc")
         second = insert_block(connection.doc, "Le bloc que l'agent écrit", after=first)
         await connection.await_flush(5)

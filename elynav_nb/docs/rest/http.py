@@ -280,16 +280,19 @@ class DocsHttp:
         if throttled:
             await self.throttle.acquire()
         deadline = Deadline.start(self.deadline, what)
-        headers = self.headers_for(method, accept)
-        call = self._attempts(method, path, what, deadline, headers, json_body, params, throttled, refusal)
-        try:
-            return await deadline.run(call)
-        except AuthRequired:
-            if not await self.credentials.renew():  # a cookie, or a token given as is: nothing to renew
-                raise
-        headers = self.headers_for(method, accept)  # once more, with the renewed token
-        retry = self._attempts(method, path, what, deadline, headers, json_body, params, throttled, refusal)
-        return await deadline.run(retry)
+        renewed = False
+        while True:
+            headers = self.headers_for(method, accept)
+            call = self._attempts(
+                method, path, what, deadline, headers, json_body, params, throttled, refusal
+            )
+            try:
+                return await deadline.run(call)
+            except AuthRequired:
+                # once more with a renewed token; a cookie, or a token given as is, cannot renew
+                if renewed or not await self.credentials.renew():
+                    raise
+                renewed = True
 
     async def _attempts(
         self,
