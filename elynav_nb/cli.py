@@ -23,7 +23,7 @@ from types import ModuleType
 
 from elynav_nb.errors import ElynavError
 
-__all__ = ["COMMANDS", "build_parser", "main", "package_version"]
+__all__ = ["COMMANDS", "GROUPS", "build_parser", "main", "package_version"]
 
 DISTRIBUTION_NAME = "elynav-nb"
 
@@ -33,13 +33,24 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("lab",), "elynav_nb.lab_command", "open the walkthrough notebooks in JupyterLab (installs nothing)"),
     (("ask",), "elynav_nb.office.ask_command", "ask another agent of the office and wait for its reply"),
     (("cancel",), "elynav_nb.office.cancel_command", "cancel an ask (the user: any; an agent: its own)"),
+    (("office", "serve"), "elynav_nb.office.serve_command", "run the office of a workspace, headless"),
+    (("acp",), "elynav_nb.office.acp_command", "an employee of the office as an ACP agent (stdio)"),
     (("agents", "install"), "elynav_nb.agents.install_command", "copy the Elynav agents into a workspace"),
+    (("agents", "list"), "elynav_nb.agents.list_command", "list the built-in agents and a workspace's own"),
     (("mcp", "crm"), "elynav_nb.crm.command", "serve the CRM over MCP (stdio)"),
     (("crm", "demo"), "elynav_nb.crm.demo_command", "create a deterministic demo CRM database"),
     (("mcp", "templates"), "elynav_nb.templates.command", "serve agent-template admin over MCP (stdio)"),
     (("mcp", "docs"), "elynav_nb.docs.command", "serve La Suite Docs live editing over MCP (stdio)"),
     (("sandbox", "docs"), "elynav_nb.sandbox.docs.command", "run the local La Suite Docs stand-in"),
 ]
+
+# what each group of commands is for (its line in `elynav --help`)
+GROUPS: dict[str, str] = {
+    "agents": "the agent definitions: list them, install them into a workspace",
+    "mcp": "serve a capability to agents over MCP (stdio): crm, templates, docs",
+    "crm": "the CRM's data: a deterministic demo database",
+    "sandbox": "local stand-ins of remote services: La Suite Docs",
+}
 
 
 def _load_command_module(module_name: str) -> ModuleType | None:
@@ -67,8 +78,9 @@ def build_parser(commands: Sequence[tuple[tuple[str, ...], str, str]] = COMMANDS
         for depth in range(1, len(words)):
             prefix = words[:depth]
             if prefix not in groups:
+                group_help = GROUPS.get(prefix[-1], f"{prefix[-1]} commands")
                 group_parser = groups[words[: depth - 1]].add_parser(
-                    prefix[-1], help=f"{prefix[-1]} commands"
+                    prefix[-1], help=group_help, description=group_help
                 )
                 group_parser.set_defaults(help_parser=group_parser)
                 group_parsers[prefix] = group_parser

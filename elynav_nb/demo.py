@@ -20,8 +20,15 @@ printed.
 Before anything starts, ``run`` checks what the command line asked for, so a mistake is one typed
 line naming the fix on the command line: ``--agent`` must be one of the six Elynav agents (or an
 agent defined where ``--workspace`` points), ``--real`` / ``--cli codex|gemini`` need that CLI
-installed (else: drop the flag for the stand-in, or install it); a ``--workspace`` that cannot be
-created or written is ``INVALID_INPUT`` naming its whole path.
+installed (else: drop the flag for the stand-in, or install it); ``--prompt`` must hold text and
+``--timeout`` be a positive number of seconds (it bounds the turn, and the office's ask on its own);
+a ``--workspace`` is created if missing, but not its parent: one that cannot be created or written is
+``INVALID_INPUT`` naming its whole path. The scratch folder used without ``--workspace`` is named
+when the demo starts and said removed at its end.
+
+The office step prints as it goes (who works for whom, each ask as it ends), then the reply of
+``elynav-sdr`` to the orchestrator (the point of the delegation), the orchestrator's reply to you,
+and the history. An ask that runs out of time is a ``timeout`` reply, printed like the others.
 
 ``--cli codex`` / ``--cli gemini`` run the same demo on that CLI (always the real one: there is no
 stand-in for them; its own login, or a model API given by its environment variables), the office's
@@ -40,25 +47,21 @@ from pathlib import Path
 from typing import TextIO
 
 from elynav_nb.agents import (
-    AgentError,
     AgentRunner,
-    AgentStarted,
     PermissionRequest,
-    PermissionWithdrawn,
-    TextDelta,
-    ToolResult,
-    ToolUse,
     TurnResult,
     builtin_agents,
     find_agent_file,
     install_agents,
 )
 from elynav_nb.agents.locate import check_cli_name, locate_cli
+from elynav_nb.agents.transcript_display import event_text
 from elynav_nb.crm import write_mcp_config
 from elynav_nb.crm.demo_database import create_demo_database
 from elynav_nb.docs import DocsSession
 from elynav_nb.errors import AgentNotFound, CliNotFound, InvalidInput
-from elynav_nb.office import Office, Reply
+from elynav_nb.office import Ask, Office, Reply
+from elynav_nb.office.ask_command import positive_seconds
 from elynav_nb.sandbox.docs.server import DocsSandbox
 
 __all__ = ["configure", "run", "run_demo"]
@@ -93,10 +96,15 @@ CLI_VARIABLES = {"claude": "ELYNAV_AGENT_CLI", "codex": "ELYNAV_CODEX_CLI", "gem
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--workspace", type=Path, help="folder to set up and run in (default: a scratch folder)"
+        "--workspace",
+        type=Path,
+        help="folder to set up and run in, created if missing (its parent must exist); "
+        "default: a scratch folder, removed at the end",
     )
     parser.add_argument("--agent", default=DEFAULT_AGENT, help=f"agent to run (default: {DEFAULT_AGENT})")
-    parser.add_argument("--prompt", default=DEFAULT_QUESTION, help="what to ask the agent")
+    parser.add_argument(
+        "--prompt", default=DEFAULT_QUESTION, help="what to ask the agent (default: %(default)r)"
+    )
     parser.add_argument("--real", action="store_true", help="use the real claude CLI (needs an account)")
     parser.add_argument(
         "--cli",
@@ -104,12 +112,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="claude",
         help="the agent CLI (codex and gemini are always the real ones; default: claude)",
     )
-    parser.add_argument("--timeout", type=float, default=120.0, help="bound for the whole turn, in seconds")
+    parser.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=120.0,
+        help="seconds the agent's turn may take, and the office's ask (each; default: %(default)g)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo; 0 only when its turn and the office's ask completed (any CLI)."""
     check_demo_agent(args.agent, args.workspace)
+    if not args.prompt.strip():
+        raise InvalidInput("--prompt is empty: give the demo a question, or leave --prompt out for its own")
     if args.real or args.cli != "claude":
         check_real_cli(args.cli, real_flag=args.real)
     options = {
@@ -123,7 +138,9 @@ def run(args: argparse.Namespace) -> int:
         result, reply = asyncio.run(run_demo(args.workspace, **options))
     else:
         with tempfile.TemporaryDirectory(prefix="elynav-demo-") as scratch:
+            print(f"workspace: {scratch} (a scratch folder, removed at the end; --workspace DIR keeps one)")
             result, reply = asyncio.run(run_demo(Path(scratch), **options))
+        print(f"scratch workspace {scratch} removed")
     return 0 if result.ok and reply.ok else 1
 
 
@@ -175,8 +192,15 @@ def prepare_workspace(workspace: Path) -> Path:
             "(created if missing), or leave --workspace out to run in a scratch folder",
             details={"path": str(workspace.absolute())},
         )
+    if not workspace.absolute().parent.is_dir():
+        raise InvalidInput(
+            f"the demo workspace {workspace.absolute()} cannot be made: its parent folder "
+            f"{workspace.absolute().parent} does not exist; pass --workspace a folder whose parent exists "
+            "(the demo creates one folder, not a whole path), or leave --workspace out for a scratch folder",
+            details={"path": str(workspace.absolute())},
+        )
     try:
-        workspace.mkdir(parents=True, exist_ok=True)
+        workspace.mkdir(exist_ok=True)
         install_agents(workspace)
         database = workspace / "crm-demo.sqlite"
         if not database.exists():
@@ -245,8 +269,10 @@ async def run_demo(
         async with runner:
             print(f"elynav demo · agent {agent} · CLI {runner.cli.label if runner.cli else '?'}", file=output)
             turn = runner.send(demo_prompt(prompt, document.id, link, real=real))
+            tool_names: dict[str, str] = {}
             async for event in turn:
-                write_event(event, output)
+                output.write(event_text(event, tool_names))
+                output.flush()
             result = await turn
         print(file=output)
         print(result.summary_line(), file=output)
@@ -296,11 +322,15 @@ async def run_office_step(
             "elynav office · elynav-orchestrator delegates to elynav-sdr with `elynav ask` (a real process)",
             file=output,
         )
-        reply = await asyncio.wait_for(office.ask("orchestrator", request), timeout=timeout)
+        office.add_listener(lambda event, ask: write_progress(event, ask, output))
+        reply = await office.ask("orchestrator", request, timeout=timeout)
         print(reply.summary_line(), file=output)
-        print(f"Reply of {reply.agent}:", file=output)
-        for line in (reply.text.strip() or "(empty)").splitlines():
-            print(f"  {line}", file=output)
+        delegated = [row for row in office.history().itertuples() if row.sender == "elynav-orchestrator"]
+        for row in delegated:  # what the agent asked got back: the point of the delegation
+            print(f"Reply of {row.agent} to {row.sender} (through `elynav ask`, {row.outcome}):", file=output)
+            write_indented(str(row.reply or ""), output)
+        print(f"Reply of {reply.agent} to you:", file=output)
+        write_indented(reply.text, output)
         print("History (.elynav/history.jsonl):", file=output)
         for row in office.history().itertuples():
             print(
@@ -310,26 +340,16 @@ async def run_office_step(
     return reply
 
 
-def write_event(event: object, output: TextIO) -> None:
-    """One event as terminal text: the answer streams inline, everything else on its own line."""
-    if isinstance(event, TextDelta) and event.parent_tool_use_id is None:
-        output.write(event.text)
-        output.flush()
-    elif isinstance(event, AgentStarted):
-        failed = [server.name for server in event.mcp_servers if server.status != "connected"]
-        servers = ", ".join(f"{server.name} ({server.status})" for server in event.mcp_servers) or "none"
-        print(f"session {event.session_id} · model {event.model} · MCP servers: {servers}", file=output)
-        if failed:
-            print(f"warning: MCP servers not connected: {', '.join(failed)}", file=output)
-    elif isinstance(event, ToolUse):
-        print(f"\n  → {event.name} {json.dumps(event.input, ensure_ascii=False)}", file=output)
-    elif isinstance(event, ToolResult):
-        first_line = event.text.strip().splitlines()[0] if event.text.strip() else ""
-        state = "error" if event.is_error else "ok"
-        print(f"  ← {state}: {first_line[:160]}", file=output)
-    elif isinstance(event, PermissionRequest):
-        print(f"  ? permission asked for {event.tool_name}", file=output, end="")
-    elif isinstance(event, PermissionWithdrawn):
-        print(f": {event.decision}", file=output)
-    elif isinstance(event, AgentError):
-        print(f"\n  ! {event.code}: {event.message}", file=output)
+def write_progress(event: str, ask: Ask | None, output: TextIO) -> None:
+    """The office's steps as they happen, so its seconds of work are not silent."""
+    if ask is None or event not in ("started", "ended"):
+        return
+    if event == "started":
+        print(f"  … {ask.agent} works on ask {ask.id} from {ask.sender}", file=output, flush=True)
+    else:
+        print(f"  … ask {ask.id} to {ask.agent}: {ask.status}", file=output, flush=True)
+
+
+def write_indented(text: str, output: TextIO) -> None:
+    for line in (text.strip() or "(empty)").splitlines():
+        print(f"  {line}", file=output)

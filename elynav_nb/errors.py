@@ -32,7 +32,8 @@ The tree::
     │   ├── DocReadonly                 DOC_READONLY
     │   ├── DocNotPublic                DOC_NOT_PUBLIC
     │   ├── AuthRequired                AUTH_REQUIRED
-    │   └── PathOutsideWorkspace        PATH_OUTSIDE_WORKSPACE
+    │   ├── PathOutsideWorkspace        PATH_OUTSIDE_WORKSPACE
+    │   └── CallerUnknown               CALLER_UNKNOWN
     ├── Conflict                        CONFLICT
     │   ├── VersionConflict             VERSION_CONFLICT
     │   ├── AgentBusy                   AGENT_BUSY
@@ -47,7 +48,8 @@ The tree::
     │   └── DeadlineExceeded            DEADLINE_EXCEEDED
     ├── AgentProcessError               AGENT_PROCESS_ERROR
     │   ├── CliStartFailed              CLI_START_FAILED
-    │   │   └── BypassRefusedAsRoot     BYPASS_REFUSED_AS_ROOT
+    │   │   ├── BypassRefusedAsRoot     BYPASS_REFUSED_AS_ROOT
+    │   │   └── SessionNotFound         SESSION_NOT_FOUND
     │   ├── CliExited                   CLI_EXITED
     │   └── RunnerClosed                RUNNER_CLOSED
     ├── ProtocolError                   PROTOCOL_ERROR
@@ -79,6 +81,7 @@ __all__ = [
     "BlockNotFound",
     "BudgetReached",
     "BypassRefusedAsRoot",
+    "CallerUnknown",
     "CliExited",
     "CliNotFound",
     "CliStartFailed",
@@ -107,6 +110,7 @@ __all__ = [
     "ResponseTooLarge",
     "RunnerClosed",
     "ServiceError",
+    "SessionNotFound",
     "StoreCorrupt",
     "SyncCallInsideLoop",
     "SyncTimeout",
@@ -261,6 +265,12 @@ class PathOutsideWorkspace(NotAllowed):
     code = "PATH_OUTSIDE_WORKSPACE"
 
 
+class CallerUnknown(NotAllowed):
+    """The office could not tell who called its socket (no agent of it, no user token): refused."""
+
+    code = "CALLER_UNKNOWN"
+
+
 class Conflict(ElynavError):
     """The action collides with the current state; retrying later or re-reading may work."""
 
@@ -350,6 +360,12 @@ class BypassRefusedAsRoot(CliStartFailed):
     """``bypassPermissions`` is refused by the CLI when running as root (outside a sandbox)."""
 
     code = "BYPASS_REFUSED_AS_ROOT"
+
+
+class SessionNotFound(CliStartFailed):
+    """The CLI cannot resume the conversation asked for (it has no such session or thread)."""
+
+    code = "SESSION_NOT_FOUND"
 
 
 class CliExited(AgentProcessError):

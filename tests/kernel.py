@@ -17,11 +17,13 @@ class Kernel:
 
     def __init__(self) -> None:
         self.manager, self.client = jupyter_manager.start_new_kernel(kernel_name="python3")
+        self.tracebacks: list[list[str]] = []  # the last cell's error tracebacks, as the frontend shows them
 
     def run(self, code: str, *, timeout: float = 90) -> tuple[list[str], list[str]]:
         """Run one cell; its stdout lines and its errors (``Name: message``)."""
         lines: list[str] = []
         errors: list[str] = []
+        self.tracebacks = []
 
         def collect(message: dict[str, Any]) -> None:
             content = message["content"]
@@ -29,6 +31,7 @@ class Kernel:
                 lines.extend(content["text"].splitlines())
             elif message["msg_type"] == "error":
                 errors.append(f"{content['ename']}: {content['evalue']}")
+                self.tracebacks.append(list(content["traceback"]))
 
         self.client.execute_interactive(textwrap.dedent(code), timeout=timeout, output_hook=collect)
         return lines, errors

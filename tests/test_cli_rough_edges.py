@@ -143,6 +143,38 @@ def test_demo_accepts_an_agent_defined_in_its_workspace(tmp_path: Path) -> None:
     assert f"{tmp_path}/.claude/agents" in str(caught.value)
 
 
+def test_demo_refuses_an_empty_prompt_and_a_timeout_that_is_not_positive(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["demo", "--prompt", "  "]) == 2
+    assert "--prompt is empty" in one_error_line(capsys.readouterr(), "INVALID_INPUT")
+    for bad in ("-1", "0", "nan"):
+        with pytest.raises(SystemExit) as exited:
+            main(["demo", "--timeout", bad])
+        assert exited.value.code == 2
+        assert "give a positive, finite number of seconds" in capsys.readouterr().err
+
+
+def test_demo_creates_its_workspace_folder_but_not_a_whole_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep = tmp_path / "missing" / "xyz"
+    assert main(["demo", "--workspace", str(deep)]) == 2
+    line = one_error_line(capsys.readouterr(), "INVALID_INPUT")
+    assert f"its parent folder {tmp_path / 'missing'} does not exist" in line
+    assert not (tmp_path / "missing").exists()  # nothing made
+
+
+def test_demo_and_crm_demo_help_show_their_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in (["demo", "--help"], ["crm", "demo", "--help"]):
+        with pytest.raises(SystemExit):
+            main(command)
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "(default: 'Bonjour ! Quels comptes avons-nous à Lyon dans le CRM ?')" in shown  # --prompt
+    assert "created if missing" in shown and "the office's ask" in shown  # --workspace, --timeout
+    assert "same seed, same data (default: 0)" in shown  # crm demo --seed
+
+
 @pytest.mark.parametrize(
     ("arguments", "flags"),
     [(["--real"], "--real"), (["--cli", "codex"], "--cli codex"), (["--cli", "gemini", "--real"], None)],
@@ -304,3 +336,28 @@ def test_ask_help_and_docstring_say_where_a_partial_reply_goes(capsys: pytest.Ca
     assert "elynav ask: partial reply (<outcome>), not an answer:" in help_text
     assert "stdout stays empty" in help_text
     assert ask_command.__doc__ is not None and "stdout stays empty" in ask_command.__doc__
+
+
+# --- issue 32, item 14: the command tree says what its groups are; `elynav agents list` ---------
+
+
+def test_the_top_level_help_says_what_each_group_is_for(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = capsys.readouterr().out
+    assert " commands\n" not in shown  # not "agents commands", "mcp commands"...
+    for group, purpose in cli.GROUPS.items():
+        assert group in shown and purpose.split(":")[0] in " ".join(shown.split())
+
+
+def test_agents_list_shows_the_built_in_agents_and_the_workspaces_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agents = tmp_path / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "mine.md").write_text("---\nname: mine\ndescription: my agent\n---\nYou are mine.\n")
+    assert main(["agents", "list", "--workspace", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["mine", *SIX_AGENTS]
+    assert lines[0].endswith(str(agents / "mine.md")) and "(built-in" in lines[1]
+    assert not (agents / "elynav-sdr.md").exists()  # listing installs nothing

@@ -72,20 +72,78 @@ def test_an_agent_cell_streams_a_turn_into_its_variable_and_the_conversation_goe
     assert errors == [] and lines == ["2"]
 
 
-def test_bad_input_is_one_typed_line_and_the_kernel_goes_on(kernel: MagicsKernel) -> None:
-    lines, errors = kernel.run("%%agent nobody\nBonjour")
-    assert errors == [] and len(lines) == 1 and lines[0].startswith("AGENT_NOT_FOUND: no agent 'nobody'")
-    assert "elynav-sdr" in lines[0]  # the valid choices are named
-    lines, errors = kernel.run("%%agent sdr\nBonjour {undefined_name}")
-    assert errors == [] and lines[0].startswith("INVALID_INPUT: {undefined_name}")
-    lines, errors = kernel.run("%%agent sdr --timeout -5\nBonjour")
-    assert errors == [] and lines[0].startswith("INVALID_INPUT:") and "positive" in lines[0]
-    lines, errors = kernel.run("%%ask sdr\nBonjour")
-    assert errors == [] and lines == [
+def failed_line(kernel: MagicsKernel, cell: str) -> str:
+    """Run a cell that must fail: its error as the frontend shows it, one line ``CODE: message``."""
+    lines, errors = kernel.run(cell)
+    assert len(errors) == 1, (cell, lines, errors)
+    (traceback,) = kernel.tracebacks
+    assert len(traceback) == 1, traceback  # one line, no Python traceback
+    return traceback[0]
+
+
+def test_bad_input_fails_the_cell_with_one_typed_line_and_the_kernel_goes_on(kernel: MagicsKernel) -> None:
+    shown = failed_line(kernel, "%%agent nobody\nBonjour")
+    assert shown.startswith("AGENT_NOT_FOUND: no agent 'nobody'") and "elynav-sdr" in shown  # the choices
+    assert failed_line(kernel, "%%agent sdr\nBonjour {undefined_name}").startswith(
+        "INVALID_INPUT: {undefined_name}"
+    )
+    shown = failed_line(kernel, "%%agent sdr --timeout -5\nBonjour")
+    assert shown.startswith("INVALID_INPUT:") and "positive" in shown
+    assert failed_line(kernel, "%%ask sdr\nBonjour") == (
         "INVALID_INPUT: no running office in this kernel: office = await Office(workspace).start()"
-    ]
+    )
+    assert failed_line(kernel, "%office").startswith("INVALID_INPUT: no running office")  # the same way
+    shown = failed_line(
+        kernel, "%agent sdr"
+    )  # the line form needs a message; the cell form does not name one
+    assert "required: message" in shown
+    assert "required: name, message" not in failed_line(kernel, "%%agent\nBonjour")
     lines, errors = kernel.run("print('still serving')")
     assert lines == ["still serving"]
+    # "Run All" stops at a failed magic: the cells sent after it in the same request are not run
+    lines, errors = kernel.run("%agent nobody Bonjour\nprint('not reached')")
+    assert errors and "not reached" not in lines
+    lines, errors = kernel.run("%elynav error")
+    assert (
+        errors == []
+        and lines[:2]
+        == [
+            lines[0],
+            "in: %agent nobody Bonjour",
+        ]
+        and lines[0].startswith("AGENT_NOT_FOUND: no agent 'nobody'")
+    )
+
+
+def test_a_turn_that_fails_fails_its_cell_and_its_result_is_kept(kernel: MagicsKernel) -> None:
+    shown = failed_line(kernel, "%%agent sdr -o broken\n@standin api-error")
+    assert shown.startswith(("AGENT_PROCESS_ERROR:", "CLI_EXITED:", "API_ERROR")), shown
+    lines, errors = kernel.run("print(broken.outcome, _ is broken)")
+    assert errors == [] and lines == ["error True"], lines
+
+
+def test_the_magics_have_help_from_their_parsers(kernel: MagicsKernel) -> None:
+    lines, errors = kernel.run("%agent --help")
+    assert (
+        errors == []
+        and lines[0].startswith("usage: %agent [-h]")
+        and any("--schema" in line for line in lines)
+    )
+    lines, errors = kernel.run("%%agent --help\n")
+    assert errors == [] and lines[0].startswith("usage: %%agent [-h]")
+    assert not any("message" in line for line in lines[:3])  # the cell form's message is its body
+    lines, errors = kernel.run("%elynav help")
+    assert errors == [] and {"usage: %%agent [-h]", "usage: %%ask [-h]", "usage: %elynav [-h]"} <= {
+        line.split(" [--")[0].split(" {")[0].split(" [-h]")[0] + " [-h]"
+        for line in lines
+        if line.startswith("usage:")
+    }
+    lines, errors = kernel.run("frame = %elynav list\nprint(list(frame['cli']), list(frame.columns))")
+    assert errors == [] and lines == [
+        "['claude', 'codex', 'gemini', 'acp'] ['cli', 'found', 'stand-in', 'modes', 'models']"
+    ], lines
+    lines, errors = kernel.run("%elynav error")
+    assert errors == [] and lines == ["no magic failed in this kernel yet"]
 
 
 def test_a_kernel_interrupt_cancels_the_turn_of_the_awaiting_cell(kernel: MagicsKernel) -> None:
@@ -156,7 +214,7 @@ def test_an_agent_cell_with_a_schema_gives_validated_rows(kernel: MagicsKernel) 
     assert errors == [] and not any(line.startswith("INVALID_INPUT") for line in lines), (lines, errors)
     lines, errors = kernel.run("print(leads.outcome, leads.data, list(leads.to_frame()['name']), _ is leads)")
     assert errors == [] and lines == ["completed [Lead(name='Acme', score=3)] ['Acme'] True"], lines
-    lines, errors = kernel.run("%%agent sdr --schema not_a_schema\nBonjour")
-    assert errors == [] and lines[0].startswith("INVALID_INPUT: output_schema must be"), lines
-    lines, errors = kernel.run("%%agent sdr --schema undefined_thing\nBonjour")
-    assert errors == [] and lines[0].startswith("INVALID_INPUT: --schema takes the name"), lines
+    shown = failed_line(kernel, "%%agent sdr --schema not_a_schema\nBonjour")
+    assert shown.startswith("INVALID_INPUT: output_schema must be"), shown
+    shown = failed_line(kernel, "%%agent sdr --schema undefined_thing\nBonjour")
+    assert shown.startswith("INVALID_INPUT: --schema takes the name"), shown

@@ -11,6 +11,7 @@ there instead of skipping (a test put in the wrong tier then fails CI, not a new
 | ``ELYNAV_REQUIRE_REAL_CLI`` | ``tests/real_cli`` and ``real_cli`` tests: claude, codex and gemini |
 | ``ELYNAV_REQUIRE_BROWSER`` | ``tests/browser``: JupyterLab in headless Chromium (``.[test,browser]``) |
 | ``ELYNAV_REQUIRE_LAB`` | tests marked ``lab``: JupyterLab itself (``.[test,lab]``) |
+| ``ELYNAV_REQUIRE_CHAT`` | ``tests/browser/test_chat_in_browser.py``: JupyterLab's chat with the office's personas (``.[test,browser,chat]``, in the venv ``$ELYNAV_CHAT_VENV``) |
 """
 
 from __future__ import annotations

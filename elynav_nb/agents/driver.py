@@ -274,6 +274,7 @@ class Driver(ABC):
             outcome=outcome,
             text=text,
             events=tuple(stored_events),
+            event_times=tuple(turn.event_times),
             session_id=turn.session_id or runner.session_id,
             agent_name=runner.agent_name or "",
             prompt=turn.prompt,

@@ -211,14 +211,20 @@ class PermissionRequest(AgentEvent):
 
 @dataclass(frozen=True, slots=True)
 class PermissionWithdrawn(AgentEvent):
-    """The CLI withdrew a pending permission request (an interrupt overtook it), or it was answered."""
+    """The CLI withdrew a pending permission request (an interrupt overtook it), or it was answered.
+
+    ``decision``: ``allowed``, ``denied``, ``expired`` (nobody answered in time) or ``withdrawn``;
+    ``by`` says who answered: ``the user`` (``allow()`` / ``deny()``: a button or a cell's code) or
+    ``the permission handler`` ("" when nobody did).
+    """
 
     kind: ClassVar[str] = "permission_closed"
     request_id: str
     decision: str = "withdrawn"
+    by: str = ""
 
     def summary(self) -> str:
-        return f"{self.request_id}: {self.decision}"
+        return f"{self.request_id}: {self.decision}" + (f" by {self.by}" if self.by else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,7 +303,11 @@ class RawEvent(AgentEvent):
     data: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def summary(self) -> str:
-        return f"{self.type}/{self.subtype}" if self.subtype else self.type
+        """``type/subtype``, and the line's ``status`` when it has one (claude's ``system/status:
+        requesting``: the CLI is calling the model)."""
+        text = f"{self.type}/{self.subtype}" if self.subtype else self.type
+        status = self.data.get("status")
+        return f"{text}: {status}" if isinstance(status, str) and status else text
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,18 +14,20 @@ from pathlib import Path
 
 from elynav_nb.agents.definitions import AgentDefinition, builtin_agents, install_agents
 
-__all__ = ["configure", "run"]
+__all__ = ["add_workspace_argument", "agent_line", "configure", "run"]
 
 _CRM_TOOL_PREFIX = "mcp__crm__"
 
 
+def add_workspace_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--workspace DIR`` (default: the current folder), shared by ``agents install`` and ``agents list``."""
+    parser.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR", help=help_text)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--workspace",
-        type=Path,
-        default=Path("."),
-        metavar="DIR",
-        help="folder where the agent CLI runs; the files go to DIR/.claude/agents/ (default: current folder)",
+    add_workspace_argument(
+        parser,
+        "folder where the agent CLI runs; the files go to DIR/.claude/agents/ (default: current folder)",
     )
     parser.add_argument(
         "--agent",
@@ -45,7 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.list_only:
         for definition in builtin_agents().values():
-            print(_agent_line(definition, definition.source_path))
+            print(agent_line(definition, definition.source_path))
         return 0
 
     workspace: Path = args.workspace
@@ -53,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     uses_crm = False
     for path in installed_paths:
         definition = AgentDefinition.load(path)
-        print(_agent_line(definition, path))
+        print(agent_line(definition, path))
         for tool in definition.tools:
             if tool.startswith(_CRM_TOOL_PREFIX):
                 uses_crm = True
@@ -67,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _agent_line(definition: AgentDefinition, path: Path | None) -> str:
+def agent_line(definition: AgentDefinition, path: Path | str | None) -> str:
+    """One agent as a line: name, number of tools, permission mode, where it is."""
     tool_count = str(len(definition.tools)) if definition.tools else "all"
     permission_mode = definition.permission_mode or "(inherited)"
     return f"{definition.name:<22} tools={tool_count:<4} permission={permission_mode:<18} {path}"

@@ -20,6 +20,7 @@ How data flows::
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -48,12 +49,13 @@ from elynav_nb.agents.hooks import claude_initialize_hooks
 from elynav_nb.agents.limits import TurnLimits
 from elynav_nb.agents.locate import cli_version, locate_cli
 from elynav_nb.agents.output_schema import OutputSchema
-from elynav_nb.errors import AgentNotFound
 
 if TYPE_CHECKING:
     from elynav_nb.agents.runner import AgentRunner
 
 __all__ = ["AcpLauncher", "ClaudeLauncher", "CodexAppServerLauncher", "Launch", "PersistentLauncher"]
+
+logger = logging.getLogger("elynav_nb.agents")
 
 _CODEX_HOOKS_NOTE = (
     "codex app-server cannot run hooks= on its own tools (its command hooks need a trust review it offers "
@@ -174,17 +176,20 @@ class ClaudeLauncher(PersistentLauncher):
 
     @staticmethod
     def _ensure_agent_installed(runner: AgentRunner) -> None:
+        """claude reads an agent from its file: a given or built-in definition is written where it looks.
+
+        One rule for a name, whatever names it (``AgentRunner("elynav-sdr")``, a definition object,
+        ``%%agent sdr``): a built-in agent runs in any workspace, its file written into
+        ``<workspace>/.claude/agents/`` (logged at INFO); an unknown name is ``AGENT_NOT_FOUND``
+        naming the agents that exist.
+        """
         name = runner.agent_name
         if name is None or find_agent_file(runner.workspace, name) is not None:
             return
-        if runner.definition is not None:
-            install_agents(runner.workspace, [runner.definition])
-            return
-        raise AgentNotFound(
-            f"agent {name!r} is not defined in {runner.workspace / '.claude' / 'agents'} "
-            "nor in a parent folder or ~/.claude/agents; install it with install_agents(workspace)",
-            details={"agent": name},
-        )
+        definition = runner.plan.require_definition()  # AGENT_NOT_FOUND listing the choices
+        assert definition is not None
+        (path,) = install_agents(runner.workspace, [definition])
+        logger.info("agent %s written to %s (claude reads agents there)", name, path)
 
 
 class CodexAppServerLauncher(PersistentLauncher):

@@ -80,7 +80,7 @@ from elynav_nb.agents.process import CliProcess, StopBounds
 from elynav_nb.agents.reaper import register_process
 from elynav_nb.agents.results import Outcome
 from elynav_nb.agents.turn import Turn
-from elynav_nb.errors import CliStartFailed, ElynavError, InvalidInput
+from elynav_nb.errors import ElynavError, InvalidInput, SessionNotFound
 
 if TYPE_CHECKING:
     from elynav_nb.agents.runner import AgentRunner
@@ -191,7 +191,7 @@ class PerTurnDriver(Driver):
             if runner.resume_next_start and not await asyncio.to_thread(
                 adapter.has_conversation, runner.session_id
             ):
-                raise CliStartFailed(
+                raise SessionNotFound(
                     f"No conversation found with session ID {runner.session_id} in {adapter.settings.home} "
                     f"({runner.cli_name} cannot resume it)",
                     details={"session_id": runner.session_id, "cli": runner.cli_name},

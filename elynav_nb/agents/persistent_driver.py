@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 import logging
 import time
@@ -69,6 +70,7 @@ __all__ = ["PersistentDriver"]
 
 wire_logger = logging.getLogger(WIRE_LOGGER_NAME)
 logger = logging.getLogger(__name__)
+PERMISSION_HANDLER = "the permission handler"  # who answered, in PermissionWithdrawn.by
 
 
 class PersistentDriver(Driver):
@@ -474,9 +476,11 @@ class PersistentDriver(Driver):
         if inspect.isawaitable(decision):
             decision = await decision
         if decision is True:
-            request.allow()
+            self._answer_permission(request, True, "", None, by=PERMISSION_HANDLER)
         elif decision is False:
-            request.deny("Denied by the permission handler.")
+            self._answer_permission(
+                request, False, "Denied by the permission handler.", None, by=PERMISSION_HANDLER
+            )
 
     def _answer_permission(
         self,
@@ -485,6 +489,7 @@ class PersistentDriver(Driver):
         message: str,
         updated_input: dict[str, Any] | None,
         always: bool = False,
+        by: str = "the user",
     ) -> None:
         loop = self.loop
         if loop is None:
@@ -495,14 +500,16 @@ class PersistentDriver(Driver):
             running = None
         if running is not loop:
             loop.call_soon_threadsafe(
-                self._answer_permission, request, allowed, message, updated_input, always
+                functools.partial(
+                    self._answer_permission, request, allowed, message, updated_input, always, by=by
+                )
             )
             return
         if request.request_id not in self._pending_permissions or self.wire is None:
             return  # already answered, withdrawn or expired
         answer = self.wire.encode_permission_answer(request, allowed, message, updated_input, always=always)
         self._write_soon(answer)
-        self._close_permission(request.request_id, "allowed" if allowed else "denied")
+        self._close_permission(request.request_id, "allowed" if allowed else "denied", by=by)
 
     def _expire_permission(self, request_id: str) -> None:
         if request_id not in self._pending_permissions or self.wire is None:
@@ -512,12 +519,12 @@ class PersistentDriver(Driver):
         self._write_soon(self.wire.encode_permission_answer(request, False, message, None))
         self._close_permission(request_id, "expired")
 
-    def _close_permission(self, request_id: str, decision: str) -> None:
+    def _close_permission(self, request_id: str, decision: str, by: str = "") -> None:
         entry = self._pending_permissions.pop(request_id, None)
         if entry is None:
             return
         entry[1].cancel()
-        self._route_event(PermissionWithdrawn(request_id=request_id, decision=decision))
+        self._route_event(PermissionWithdrawn(request_id=request_id, decision=decision, by=by))
 
     # -- settings of the conversation -------------------------------------------------------------
 

@@ -190,5 +190,7 @@ def _definition_named(name: str | None, workspace: Path) -> tuple[AgentDefinitio
         return builtin, ""
     return None, (
         f"agent {name!r} is not defined in {workspace / '.claude' / 'agents'} "
-        f"nor in a parent folder, ~/.claude/agents or the built-in Elynav agents{reason}"
+        f"nor in a parent folder, ~/.claude/agents or the built-in Elynav agents{reason}; the built-in ones "
+        f"run in any workspace: {', '.join(sorted(builtin_agents()))}; for another, write its file "
+        f"{workspace / '.claude' / 'agents' / (name + '.md')}"
     )

@@ -19,6 +19,7 @@ answer was invalid, its raw text still in ``text``) and ``to_frame()`` gives the
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -64,12 +65,18 @@ def main_text(events: list[AgentEvent] | tuple[AgentEvent, ...]) -> str:
     )
 
 
-def events_frame(events: list[AgentEvent] | tuple[AgentEvent, ...]) -> pandas.DataFrame:
-    """One row per event: ``kind``, ``summary``, ``parent_tool_use_id``."""
+def events_frame(
+    events: list[AgentEvent] | tuple[AgentEvent, ...], times: Sequence[float] = ()
+) -> pandas.DataFrame:
+    """One row per event: ``at`` (UTC, when it arrived; missing where not recorded), ``kind``,
+    ``summary``, ``parent_tool_use_id``."""
     import pandas
 
     rows = [event.to_row() for event in events]
-    return pandas.DataFrame(rows, columns=["kind", "summary", "parent_tool_use_id"])
+    frame = pandas.DataFrame(rows, columns=["kind", "summary", "parent_tool_use_id"])
+    known = list(times) if len(times) == len(events) else [None] * len(events)
+    frame.insert(0, "at", pandas.to_datetime(known, unit="s", utc=True))
+    return frame
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,7 @@ class TurnResult:
     cli_version: str = ""
     data: Any = field(default=None, repr=False)
     output_schema: OutputSchema | None = field(default=None, repr=False, compare=False)
+    event_times: tuple[float, ...] = field(default=(), repr=False, compare=False)  # when each event came
 
     @property
     def ok(self) -> bool:
@@ -161,8 +169,8 @@ class TurnResult:
         return data_frame(self.data, outcome=self.outcome, error_code=self.error_code)
 
     def events_frame(self) -> pandas.DataFrame:
-        """The event table of this turn (one row per event)."""
-        return events_frame(self.events)
+        """The event table of this turn (one row per event; ``at``: when it arrived, UTC)."""
+        return events_frame(self.events, self.event_times)
 
     def __repr__(self) -> str:
         text = _shortened(self.text, 60)

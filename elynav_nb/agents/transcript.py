@@ -19,10 +19,14 @@ the text, the order of the text against tool calls and thinking, and every other
 
 A reader that starts late (mid-turn or after the end) first gets the stored events so far (a run
 of deltas still open comes as one delta holding its text so far), then every new event as it comes.
+
+Each stored event keeps the wall-clock time it arrived (a run of deltas: its first delta's), the
+``at`` column of ``TurnResult.to_frame()``: one clock read per stored event, none per joined delta.
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
 
 from elynav_nb.agents.events import AgentEvent, TextDelta, ThinkingDelta
@@ -71,7 +75,9 @@ class TurnTranscript:
     def __init__(self, *, keep_deltas: bool = False) -> None:
         self.keep_deltas = keep_deltas
         self._stored: list[AgentEvent] = []
+        self._stored_times: list[float] = []  # time.time() when each stored event (or run) began
         self._open_run: _DeltaRun | None = None
+        self._open_run_time = 0.0
         self._readers: list[deque[AgentEvent]] = []
 
     def append(self, event: AgentEvent) -> None:
@@ -80,6 +86,7 @@ class TurnTranscript:
             reader.append(event)
         if self.keep_deltas:
             self._stored.append(event)
+            self._stored_times.append(time.time())
             return
         if type(event) is TextDelta or type(event) is ThinkingDelta:
             run = self._open_run
@@ -92,14 +99,17 @@ class TurnTranscript:
                 return
             self._close_open_run()
             self._open_run = _DeltaRun(event)
+            self._open_run_time = time.time()
             return
         self._close_open_run()
         self._stored.append(event)
+        self._stored_times.append(time.time())
 
     def _close_open_run(self) -> None:
         run = self._open_run
         if run is not None:
             self._stored.append(run.as_delta())
+            self._stored_times.append(self._open_run_time)
             self._open_run = None
 
     def events(self) -> list[AgentEvent]:
@@ -107,6 +117,13 @@ class TurnTranscript:
         stored = list(self._stored)
         if self._open_run is not None:
             stored.append(self._open_run.as_delta())
+        return stored
+
+    def times(self) -> list[float]:
+        """When each of ``events()`` arrived (``time.time()``), in the same order (a new list)."""
+        stored = list(self._stored_times)
+        if self._open_run is not None:
+            stored.append(self._open_run_time)
         return stored
 
     def open_reader(self) -> deque[AgentEvent]:

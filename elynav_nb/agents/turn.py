@@ -17,16 +17,18 @@ How data flows::
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import html
 import time
 from collections.abc import AsyncIterator, Generator
 from typing import TYPE_CHECKING, Any, Literal
 
-from elynav_nb._display import rich_bundle
+from elynav_nb._display import refresh_live, rich_bundle, show_live
 from elynav_nb.agents.events import AgentEvent, AgentStarted, TextDelta, ToolResult, ToolUse
 from elynav_nb.agents.limits import MAX_TURNS_REACHED, ModelTurnCounter, TurnLimits
 from elynav_nb.agents.results import Outcome, TurnResult, events_frame, main_text
 from elynav_nb.agents.transcript import TurnTranscript
+from elynav_nb.agents.transcript_display import transcript_html, transcript_text
 
 if TYPE_CHECKING:
     import pandas
@@ -100,6 +102,11 @@ class Turn:
         return self._transcript.events()
 
     @property
+    def event_times(self) -> list[float]:
+        """When each of ``events`` arrived (``time.time()``), in the same order."""
+        return self._transcript.times()
+
+    @property
     def text(self) -> str:
         """The answer so far."""
         return main_text(self.events)
@@ -127,13 +134,15 @@ class Turn:
 
     async def _wait_result(self) -> TurnResult:
         try:
-            return await asyncio.shield(self._done)
+            result = await asyncio.shield(self._done)
         except asyncio.CancelledError:
             # A kernel interrupt reaching a cell that awaits the turn becomes a bounded cancel,
             # so the CLI (shielded in its own session) never runs on unnoticed.
             if not self._done.done():
                 self.cancel()
             raise
+        refresh_live(self)  # a display of this turn shows its end, sent as part of the awaiting cell
+        return result
 
     def cancel(
         self, reason: str = "cancelled by the user", *, outcome: Literal["cancelled", "timeout"] = "cancelled"
@@ -244,8 +253,8 @@ class Turn:
     # -- display ------------------------------------------------------------------------------------
 
     def to_frame(self) -> pandas.DataFrame:
-        """The events so far, one row each."""
-        return events_frame(self.events)
+        """The events so far, one row each (``at``: when each arrived)."""
+        return events_frame(self.events, self.event_times)
 
     def __repr__(self) -> str:
         return (
@@ -253,10 +262,42 @@ class Turn:
             f"prompt={self.prompt[:40]!r}>"
         )
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython's text form: the repr line, then the transcript so far (answer, tool calls, errors)."""
+        printer.text(self._plain_text())
+
+    def _plain_text(self) -> str:
+        lines = [repr(self), transcript_text(self.events)]
+        result = self.result
+        if result is not None and result.outcome != "completed" and result.error:
+            lines.append(
+                f"{result.outcome}: {result.error_code + ': ' if result.error_code else ''}{result.error}"
+            )
+        return "\n".join(line for line in lines if line)
+
     def _repr_html_(self) -> str:
-        if self.result is not None:
-            return self.result._repr_html_()
-        return f"<div><b>{html.escape(self.status)}</b> · {len(self.events)} events<br>{html.escape(self.text)}</div>"
+        """The status line and the transcript as the live view draws them (what a saved notebook shows)."""
+        result = self.result
+        status = html.escape(self.status)
+        if result is not None:
+            # the error has a row of its own below the transcript, as in the live view
+            line = html.escape(dataclasses.replace(result, error="").summary_line().partition(" · ")[2])
+        else:
+            line = f"agent {html.escape(self.runner.agent_name or 'default')} · {len(self.events)} events"
+        transcript = transcript_html(
+            self.events,
+            outcome=result.outcome if result is not None else "",
+            error_code=result.error_code if result is not None else "",
+            error=result.error if result is not None else "",
+        )
+        return (
+            f"<div class='elynav-turn'><div class='elynav-status'><b>{status}</b> · {line}</div>"
+            f"<div style='max-height:480px;overflow:auto'>{transcript}</div></div>"
+        )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return rich_bundle(self, include, exclude)
+
+    def _ipython_display_(self) -> None:
+        """Displayed in a notebook: the live view, whose saved text and HTML are updated at the end."""
+        show_live(self, self._done)

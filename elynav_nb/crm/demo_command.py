@@ -15,7 +15,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--accounts", type=int, default=200, metavar="N", help="number of accounts (default: 200)"
     )
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed; same seed, same data")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="random seed; same seed, same data (default: %(default)s)",
+    )
     parser.add_argument(
         "--activities-per-account",
         type=int,

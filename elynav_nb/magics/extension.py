@@ -6,7 +6,7 @@ rewriter of ``cells.py``, so an ``%%agent`` cell becomes one top-level ``await``
 the cell's output with its Cancel button, the kernel's loop keeps running, and the notebook's stop
 button (a kernel interrupt) cancels the turn or the ask, bounded, as the Cancel button does.
 
-Magics::
+Magics (their command lines and help are the parsers of ``parsers.py``: ``%agent --help``)::
 
     %%agent NAME [--cli claude|codex|gemini] [-o VAR] [--timeout S] [--schema VAR]
                                                                      the cell body is the message
@@ -14,21 +14,31 @@ Magics::
     %%ask NAME [--office VAR] [-o VAR] [--timeout S] [--schema VAR]  through a running office
     %office  %agents  %elynav_history                                 the board, the agents, the history
     %elynav_stop                                                       stop the runners the magics started
+    %elynav help | list | error                    every magic's help, the agent CLIs, the last error
 
 ``{expression}`` in a message is filled from the kernel's namespace (``interpolation.py``: ``{name}``,
 ``{In[3]}``, ``{Out[2]}``, ``{_}``; ``{{`` for a brace). The ``TurnResult`` (or the ``Reply``) goes
 to ``VAR`` and to ``_``. ``--schema VAR`` names a schema in the namespace (a JSON Schema dict, a
 pydantic model, a ``TypedDict``, ``list[Model]``): the answer is structured, ``result.data`` holds it
-and ``result.to_frame()`` its rows (``OUTPUT_INVALID`` when it does not match). One runner per agent and CLI per kernel, kept across cells (the conversation
-goes on). Defaults are traits: ``%config ElynavMagics.workspace = "ws"`` (also ``executable``,
-``cli``, ``cli_mode``, ``timeout``), like jupyter-ai's ``%config AiMagics``.
+and ``result.to_frame()`` its rows (``OUTPUT_INVALID`` when it does not match). One runner per agent
+and CLI per kernel, kept across cells (the conversation goes on). Defaults are traits:
+``%config ElynavMagics.workspace = "ws"`` (also ``executable``, ``cli``, ``cli_mode``, ``timeout``),
+like jupyter-ai's ``%config AiMagics``.
+
+Where the answer shows: in a notebook kernel, the turn's live view (its saved text and HTML updated
+at the end); elsewhere (terminal IPython), the answer streams as the cell's printed output.
+
+A magic that fails fails its cell, as one line ``CODE: message`` (``ElynavError._render_traceback_``),
+so "Run All", nbval and papermill stop there: bad input before anything runs, and a turn or an ask
+that ended ``failed``, ``error``, ``timeout`` or ``limit`` (a cancelled one does not: someone chose
+it). ``%elynav error`` shows the last such error again, with the line that raised it.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import shlex
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,52 +47,27 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.display import display
 from traitlets import Float, Unicode
 
-from elynav_nb.agents import AgentDefinition, AgentRunner, TurnResult, builtin_agents, load_agents
+from elynav_nb._display import in_notebook_kernel
+from elynav_nb.agents import (
+    AgentDefinition,
+    AgentRunner,
+    AgentStarted,
+    TurnResult,
+    builtin_agents,
+    find_agent_file,
+    load_agents,
+)
 from elynav_nb.agents.output_schema import output_schema_of
+from elynav_nb.agents.transcript_display import event_text
 from elynav_nb.errors import AgentBusy, AgentNotFound, ElynavError, InvalidInput
+from elynav_nb.magics.catalogue import cli_catalogue
 from elynav_nb.magics.cells import rewrite_cell
 from elynav_nb.magics.interpolation import interpolate
-from elynav_nb.office.ask_command import positive_seconds
+from elynav_nb.magics.parsers import HelpShown, magics_help, parser_for
 
 __all__ = ["ElynavMagics", "load_ipython_extension", "unload_ipython_extension"]
 
-
-class _ArgumentParser(argparse.ArgumentParser):
-    """argparse that raises ``INVALID_INPUT`` with the usage instead of exiting the kernel."""
-
-    def error(self, message: str) -> Any:
-        raise InvalidInput(f"{message}\n{self.format_usage().strip()}")
-
-    def exit(self, status: int = 0, message: str | None = None) -> Any:
-        raise InvalidInput(message or self.format_help())
-
-
-_SCHEMA_HELP = (
-    "a variable holding the answer's schema (JSON Schema dict, pydantic model, TypedDict): "
-    "the result's .data and .to_frame()"
-)
-
-
-def _agent_parser() -> _ArgumentParser:
-    parser = _ArgumentParser(prog="%%agent", add_help=False, description="Send the cell to an agent.")
-    parser.add_argument("name", help="the agent (sdr finds elynav-sdr)")
-    parser.add_argument("--cli", choices=("claude", "codex", "gemini"), default=None)
-    parser.add_argument("-o", "--output", dest="variable", default=None, help="store the TurnResult here")
-    parser.add_argument("--timeout", type=positive_seconds, default=None, help="seconds (default: the trait)")
-    parser.add_argument("--schema", dest="schema_variable", default=None, help=_SCHEMA_HELP)
-    parser.add_argument("message", nargs="*", help="the line form's message (after -- if it starts with -)")
-    return parser
-
-
-def _ask_parser() -> _ArgumentParser:
-    parser = _ArgumentParser(prog="%%ask", add_help=False, description="Ask an employee of a running office.")
-    parser.add_argument("name", help="the employee (sdr finds elynav-sdr)")
-    parser.add_argument("--office", dest="office_variable", default=None, help="the Office's variable")
-    parser.add_argument("-o", "--output", dest="variable", default=None, help="store the Reply here")
-    parser.add_argument("--timeout", type=positive_seconds, default=None)
-    parser.add_argument("--schema", dest="schema_variable", default=None, help=_SCHEMA_HELP)
-    parser.add_argument("message", nargs="*")
-    return parser
+_PASSING_OUTCOMES = ("completed", "done", "cancelled")  # a cancel was chosen: the cell does not fail
 
 
 @magics_class
@@ -104,6 +89,8 @@ class ElynavMagics(Magics):
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self.runners: dict[tuple[str, str], AgentRunner] = {}
+        self.last_error: ElynavError | None = None  # what %elynav error shows
+        self.last_error_line = ""
 
     # -- the magics IPython sees (a cell rewritten by cells.py awaits run_magic_async instead) -------
 
@@ -131,11 +118,14 @@ class ElynavMagics(Magics):
     @line_magic
     def office(self, line: str) -> Any:
         """``%office [VAR]``: the board of the running office."""
-        return self._find_office(line.strip() or None)
+        return self._recorded(f"%office {line}", lambda: self._find_office(line.strip() or None))
 
     @line_magic
     def agents(self, line: str) -> Any:
         """``%agents``: the agents of the workspace, their CLI and their state in this kernel."""
+        return self._recorded(f"%agents {line}", self._agents_frame)
+
+    def _agents_frame(self) -> Any:
         import pandas
 
         office = self._find_office(None, required=False)
@@ -158,6 +148,9 @@ class ElynavMagics(Magics):
     @line_magic
     def elynav_history(self, line: str) -> Any:
         """``%elynav_history``: the office's unified history, else this kernel's turns, one row each."""
+        return self._recorded(f"%elynav_history {line}", lambda: self._history(line))
+
+    def _history(self, line: str) -> Any:
         import pandas
 
         office = self._find_office(None, required=False)
@@ -167,6 +160,43 @@ class ElynavMagics(Magics):
         return pandas.concat(frames, ignore_index=True) if frames else pandas.DataFrame()
 
     @line_magic
+    def elynav(self, line: str) -> Any:
+        """``%elynav help | list | error``: every magic's help, the agent CLIs and models, the last error."""
+        try:
+            topic = parser_for("elynav", cell=False).parse_args(shlex.split(line)).topic
+        except HelpShown:
+            return None
+        except ElynavError as error:
+            self._remember(error, f"%elynav {line}")
+            raise
+        if topic == "list":
+            return cli_catalogue()
+        if topic == "error":
+            print(self._last_error_text())
+            return None
+        print(magics_help())
+        return None
+
+    def _last_error_text(self) -> str:
+        error = self.last_error
+        if error is None:
+            return "no magic failed in this kernel yet"
+        lines = [f"{error.code}: {error}", f"in: {self.last_error_line.strip()}"]
+        lines += [f"{key}: {value}" for key, value in error.details.items()]
+        return "\n".join(lines)
+
+    def _recorded(self, line: str, function: Any) -> Any:
+        try:
+            return function()
+        except ElynavError as error:
+            self._remember(error, line)
+            raise
+
+    def _remember(self, error: ElynavError, line: str) -> None:
+        self.last_error = error
+        self.last_error_line = line
+
+    @line_magic
     def elynav_stop(self, line: str) -> Any:
         """``%elynav_stop``: stop every runner the magics started (bounded; the next cell starts anew)."""
         return self._without_rewrite("stop", line, None)
@@ -174,7 +204,7 @@ class ElynavMagics(Magics):
     # -- what a cell runs ---------------------------------------------------------------------------
 
     async def run_magic_async(self, name: str, line: str, body: str | None) -> None:
-        """Run ``%%agent`` or ``%%ask`` for a cell; a typed error is shown as one line, not a traceback."""
+        """Run ``%%agent`` or ``%%ask`` for a cell; a typed error fails the cell as one line ``CODE: message``."""
         try:
             if name == "agent":
                 await self._agent(line, body)
@@ -182,12 +212,16 @@ class ElynavMagics(Magics):
                 await self._ask(line, body)
             else:  # elynav_stop
                 await self.stop_all()
+        except HelpShown:
+            return
         except ElynavError as error:
-            print(f"{error.code}: {error}")
+            prefix = "%%" if body is not None else "%"
+            self._remember(error, f"{prefix}{name} {line}")
+            raise
 
     async def _agent(self, line: str, body: str | None) -> None:
-        arguments = _agent_parser().parse_args(shlex.split(line))
-        text = self._message(arguments.message, body)
+        arguments = parser_for("agent", cell=body is not None).parse_args(shlex.split(line))
+        text = self._message(getattr(arguments, "message", ()), body)
         schema = self._schema(arguments.schema_variable)
         runner = self._runner(arguments.name, arguments.cli)
         if runner.busy:
@@ -195,7 +229,11 @@ class ElynavMagics(Magics):
                 f"{runner.agent_name} is in a turn started by another cell; await it or cancel it"
             )
         turn = runner.send(text, output_schema=schema)
-        display(turn)  # type: ignore[no-untyped-call]
+        streaming = None
+        if in_notebook_kernel():
+            display(turn)  # type: ignore[no-untyped-call]  # the live view; its saved form updated at the end
+        else:  # a terminal: the answer is the cell's printed output, as it streams
+            streaming = asyncio.ensure_future(_print_events(turn))
         timeout = arguments.timeout or self.timeout
         try:
             result: TurnResult = await asyncio.wait_for(asyncio.shield(turn.settled()), timeout)
@@ -206,29 +244,37 @@ class ElynavMagics(Magics):
             # the cell ends once the turn has (its view then says cancelled), within the cancel's bound
             await asyncio.wait([cancelled], timeout=runner.interrupt_timeout + 3.0)
             raise
+        finally:
+            if streaming is not None:
+                await asyncio.wait([streaming], timeout=1.0)
         self._store(arguments.variable, result)
+        if result.outcome not in _PASSING_OUTCOMES:
+            result.raise_for_outcome()
 
     async def _ask(self, line: str, body: str | None) -> None:
-        arguments = _ask_parser().parse_args(shlex.split(line))
-        text = self._message(arguments.message, body)
+        arguments = parser_for("ask", cell=body is not None).parse_args(shlex.split(line))
+        text = self._message(getattr(arguments, "message", ()), body)
         office = self._find_office(arguments.office_variable)
         assert office is not None
         schema = self._schema(arguments.schema_variable)
         ask = office.submit(arguments.name, text, timeout=arguments.timeout, output_schema=schema)
-        display(ask)  # type: ignore[no-untyped-call]
+        if in_notebook_kernel():
+            display(ask)  # type: ignore[no-untyped-call]
         try:
             reply = await ask
         except BaseException:
             office.cancel(ask, reason="the cell was interrupted")
             raise
+        if not in_notebook_kernel():
+            print(reply.text)
         self._store(arguments.variable, reply)
+        if reply.outcome not in _PASSING_OUTCOMES:
+            reply.raise_for_outcome()
 
     # -- helpers ------------------------------------------------------------------------------------
 
     def _message(self, words: Sequence[str], body: str | None) -> str:
         raw = body if body is not None else " ".join(words)
-        if body is not None and words:
-            raise InvalidInput("give the message in the cell body or on the line, not both")
         text = interpolate(raw, self.shell.user_ns if self.shell is not None else {}).strip()
         if not text:
             raise InvalidInput("the message is empty: write it in the cell below %%agent NAME")
@@ -273,6 +319,9 @@ class ElynavMagics(Magics):
         chosen_cli = cli or self.cli or definition.cli or "claude"
         key = (definition.name, chosen_cli)
         runner = self.runners.get(key)
+        if chosen_cli == "claude" and find_agent_file(self.workspace, definition.name) is None:
+            folder = Path(self.workspace).resolve() / ".claude" / "agents"
+            print(f"{definition.name}: a built-in agent, written to {folder} where claude reads agents")
         if runner is None or runner.status == "closed":
             runner = AgentRunner(
                 definition,
@@ -310,6 +359,20 @@ class ElynavMagics(Magics):
     async def stop_all(self) -> None:
         """Stop every runner the magics started (bounded)."""
         await asyncio.gather(*(runner.stop() for runner in self.runners.values()), return_exceptions=True)
+
+
+async def _print_events(turn: Any) -> None:
+    """A turn as terminal text while it streams: the answer as it comes, a line per tool call."""
+    tool_names: dict[str, str] = {}
+    async for event in turn:
+        if isinstance(event, AgentStarted):
+            continue  # the session and model: in the result, not in the answer
+        piece = event_text(event, tool_names)
+        if piece:
+            sys.stdout.write(piece)
+            sys.stdout.flush()
+    sys.stdout.write("\n")
+    sys.stdout.flush()
 
 
 def load_ipython_extension(ipython: Any) -> None:

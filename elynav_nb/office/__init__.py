@@ -1,11 +1,15 @@
 """elynav_nb.office: one agent = one employee, with a FIFO queue, cancel rights and a cascade.
 
 The public surface: ``Office`` (employees, ``submit`` / ``ask`` / ``try_ask``, ``cancel``,
-``history()``, ``board()``), ``Employee``, the ``Ask`` handle and its ``Reply``, ``USER`` (the
-sender name of the person at the notebook) and ``ASK_RULE`` (the Bash rule an agent definition
-lists to delegate with ``elynav ask``). Private modules: ``cascade`` and ``rights`` (pure rules),
-``ask_running`` and ``office_views`` (the parts of ``Office``), ``history``, ``workspace``, ``peers``,
-``wire``, ``socket_server``, ``ask_command``.
+``history()``, ``board()``; ``start()`` hosts the workspace's office or attaches to the one serving
+it, ``Office.connect`` only attaches), ``Employee``, the ``Ask`` handle and its ``Reply``, ``USER``
+(the sender name of the person at the notebook), ``ASK_RULE`` (the Bash rule an agent definition
+lists to delegate with ``elynav ask``) and ``OfficeClient`` (another process's way in: streamed asks
+as ``RemoteAsk``, cancel, the watched board). Private modules: ``cascade`` and ``rights`` (pure
+rules), ``ask_running`` and ``office_views`` (the parts of ``Office``), ``attached`` (an office
+attached to another), ``history``, ``workspace``, ``peers``, ``wire`` and ``stream_wire`` (the socket's
+protocol), ``socket_server`` and ``socket_streams``, ``ask_command``, ``serve_command``,
+``acp_agent`` and ``acp_command`` (``elynav acp``), ``chat_persona`` (jupyter-ai, the chat extra).
 
 Names load on first use, so ``elynav ask`` (which imports only ``wire`` and ``ask_command``)
 starts without the runner machinery.
@@ -18,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from elynav_nb.office.asks import Ask, AskStatus, Reply, ReplyOutcome
+    from elynav_nb.office.client import OfficeClient, RemoteAsk
     from elynav_nb.office.employee import Employee
     from elynav_nb.office.office import Office, OfficeListener
     from elynav_nb.office.rights import USER
@@ -29,7 +34,9 @@ _LAZY_NAMES = {
     "AskStatus": "elynav_nb.office.asks",
     "Employee": "elynav_nb.office.employee",
     "Office": "elynav_nb.office.office",
+    "OfficeClient": "elynav_nb.office.client",
     "OfficeListener": "elynav_nb.office.office",
+    "RemoteAsk": "elynav_nb.office.client",
     "Reply": "elynav_nb.office.asks",
     "ReplyOutcome": "elynav_nb.office.asks",
     "USER": "elynav_nb.office.rights",
@@ -42,7 +49,9 @@ __all__ = [
     "AskStatus",
     "Employee",
     "Office",
+    "OfficeClient",
     "OfficeListener",
+    "RemoteAsk",
     "Reply",
     "ReplyOutcome",
 ]

@@ -169,13 +169,15 @@ def first_answer(
 def run(args: argparse.Namespace) -> int:
     from elynav_nb.errors import OfficeUnreachable
     from elynav_nb.office.wire import encode_ask_request, error_from_answer
+    from elynav_nb.office.workspace import presented_user_token
 
     text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
     schema = read_schema_file(args.schema) if args.schema is not None else None
     connection = connect(args.socket)
     with connection:
+        token = presented_user_token(args.socket)  # a terminal's; an agent's process presents none
         accepted, stream = first_answer(
-            connection, encode_ask_request(args.agent, text, args.timeout, schema)
+            connection, encode_ask_request(args.agent, text, args.timeout, schema, token=token)
         )
         print(
             f"elynav ask: ask {accepted.get('ask_id')} to {accepted.get('agent')}",

@@ -20,13 +20,13 @@ import asyncio
 import html
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
-from elynav_nb._display import rich_bundle
+from elynav_nb._display import refresh_live, rich_bundle, show_live
 from elynav_nb.agents.events import AgentEvent
-from elynav_nb.agents.output_schema import OutputSchema
+from elynav_nb.agents.output_schema import OutputSchema, OutputSchemaSpec
 from elynav_nb.agents.results import TurnResult, data_frame, events_frame
-from elynav_nb.errors import AgentTimeout, ElynavError, error_for_code
+from elynav_nb.errors import AgentTimeout, ElynavError, InvalidInput, error_for_code
 from elynav_nb.office.history import utc_now
 from elynav_nb.office.rights import USER
 
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Ask",
+    "AskKeywords",
+    "AskOptions",
     "AskStatus",
     "Reply",
     "ReplyOutcome",
@@ -49,6 +51,39 @@ __all__ = [
     "reply_outcome_for",
     "synthetic_reply",
 ]
+
+
+class AskKeywords(TypedDict, total=False):
+    """The options of ``Office.submit`` / ``ask`` / ``try_ask`` (one list; see ``AskOptions``)."""
+
+    sender: str
+    timeout: float | None
+    parent: Ask | str | None
+    output_schema: OutputSchemaSpec | None
+
+
+@dataclass(frozen=True)
+class AskOptions:
+    """How one ask is sent: ``sender`` (``"user"`` or an employee's name), ``timeout`` (seconds, the
+    office's ``ask_timeout`` when None), ``parent`` (the ask whose turn sent it), ``output_schema``
+    (a structured answer in ``reply.data``)."""
+
+    sender: str = USER
+    timeout: float | None = None
+    parent: Ask | str | None = None
+    output_schema: OutputSchemaSpec | None = None
+
+    @classmethod
+    def of(cls, keywords: AskKeywords) -> AskOptions:
+        """The options of ``**keywords`` (``INVALID_INPUT`` for an option that does not exist)."""
+        unknown = sorted(set(keywords) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise InvalidInput(
+                f"unknown ask option {unknown[0]!r}; the options: {', '.join(cls.__dataclass_fields__)}",
+                details={"option": unknown[0]},
+            )
+        return cls(**keywords)
+
 
 ReplyOutcome = Literal["done", "cancelled", "timeout", "failed"]
 AskStatus = Literal["queued", "running", "done", "cancelled", "timeout", "failed"]
@@ -100,6 +135,7 @@ class Reply:
     used_standin: bool = False
     data: Any = field(default=None, repr=False)  # the validated answer of an ask with an output schema
     output_schema: OutputSchema | None = field(default=None, repr=False, compare=False)
+    event_times: tuple[float, ...] = field(default=(), repr=False, compare=False)  # when each event came
 
     @property
     def ok(self) -> bool:
@@ -141,7 +177,7 @@ class Reply:
         """The rows of ``data`` for an ask with an output schema (as ``TurnResult.to_frame``), else the
         events of the turn that answered (one row each)."""
         if self.output_schema is None:
-            return events_frame(self.events)
+            return events_frame(self.events, self.event_times)
         return data_frame(self.data, outcome=self.outcome, error_code=self.error_code)
 
     def __repr__(self) -> str:
@@ -226,27 +262,33 @@ class Ask:
         """The future the reply is set on (do not cancel it: shield it)."""
         return self._future
 
-    def cancel(self, by: str = USER) -> Ask:
-        """Cancel this ask as ``by`` (the user, or the agent that sent it). Idempotent; ``await`` the result.
+    def cancel(self, by: str = USER) -> asyncio.Future[Reply]:
+        """Cancel this ask as ``by`` (the user, or the agent that sent it). Idempotent.
 
-        Anyone else gets ``NOT_ALLOWED`` and nothing changes.
+        Returns an awaitable of its ``Reply``, as ``turn.cancel()`` does of its result (a running ask
+        ends once its turn has stopped). Anyone else gets ``NOT_ALLOWED`` and nothing changes.
         """
         self.office.cancel(self.id, by=by)
-        return self
+        return asyncio.shield(self._future)
 
     def __await__(self) -> Generator[Any, None, Reply]:
         return self._wait_reply().__await__()
 
     async def _wait_reply(self) -> Reply:
         try:
-            return await asyncio.shield(self._future)
+            reply = await asyncio.shield(self._future)
         except asyncio.CancelledError:
             # A kernel interrupt reaching a cell that awaits the ask: whoever awaited it cancels it.
             if not self._future.done():
                 self.office.cancel(self.id, by=self.sender)
             raise
+        refresh_live(self)  # a display of this ask shows its reply, sent as part of the awaiting cell
+        return reply
 
-    def _settle(self, reply: Reply) -> None:
+    def settle(self, reply: Reply) -> None:
+        """End the ask with ``reply`` (the office's ask engine calls this once; idempotent after)."""
+        if self.reply is not None:
+            return
         self.reply = reply
         self.status = reply.outcome
         self.ended_at = reply.ended_at
@@ -266,7 +308,8 @@ class Ask:
         }
 
     def __repr__(self) -> str:
-        return f"<Ask {self.id} {self.status} {self.sender} -> {self.agent} text={self.text[:40]!r}>"
+        state = "cancelling" if self.cancelling else self.status  # asked to stop, its turn still stopping
+        return f"<Ask {self.id} {state} {self.sender} -> {self.agent} text={self.text[:40]!r}>"
 
     def _repr_html_(self) -> str:
         if self.reply is not None:
@@ -276,8 +319,17 @@ class Ask:
             f" · ask {html.escape(self.id)}</div>"
         )
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython's text form: the repr line, then the reply's text once there is one."""
+        reply_text = self.reply.text.strip() if self.reply is not None else ""
+        printer.text(f"{self!r}\n{reply_text}" if reply_text else repr(self))
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return rich_bundle(self, include, exclude)
+
+    def _ipython_display_(self) -> None:
+        """Displayed in a notebook: its saved text and HTML are updated with the reply at the end."""
+        show_live(self, self._future)
 
 
 def reply_from_turn(ask: Ask, result: TurnResult) -> Reply:
@@ -298,6 +350,7 @@ def reply_from_turn(ask: Ask, result: TurnResult) -> Reply:
         ended_at=utc_now(),
         parent_id=ask.parent_id,
         events=result.events,
+        event_times=result.event_times,
         session_id=result.session_id,
         cost_usd=result.cost_usd,
         error=result.error,

@@ -1,8 +1,9 @@
 """``elynav cancel <ask-id>``: cancel an ask with the caller's own rights.
 
 Where it sits: an entry of ``elynav_nb.cli.COMMANDS``, beside ``elynav ask`` (whose connection
-helpers it uses). An agent may cancel only the asks it sent; the user (a process that descends
-from no agent of the office) may cancel any. Anything else: ``NOT_ALLOWED`` on stderr, exit 2,
+helpers it uses). An agent may cancel only the asks it sent; the user (a terminal, which presents
+the user token kept beside the office socket) may cancel any; a process the office cannot tell
+is refused (``CALLER_UNKNOWN``). Anything else: ``NOT_ALLOWED`` on stderr, exit 2,
 and nothing changes.
 
 It needs the office's socket, as ``elynav ask`` does: ``$ELYNAV_OFFICE_SOCKET`` (set in the shell
@@ -27,8 +28,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from elynav_nb.office.ask_command import connect, first_answer
     from elynav_nb.office.wire import encode_cancel_request
+    from elynav_nb.office.workspace import presented_user_token
 
     with connect(args.socket, command="cancel") as connection:
-        answer, _ = first_answer(connection, encode_cancel_request(args.ask_id))
+        token = presented_user_token(args.socket)
+        answer, _ = first_answer(connection, encode_cancel_request(args.ask_id, token=token))
     print(f"ask {answer.get('ask_id')}: {answer.get('status')}")
     return 0

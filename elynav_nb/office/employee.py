@@ -22,6 +22,7 @@ import psutil
 
 from elynav_nb._display import rich_bundle
 from elynav_nb.agents.definitions import AgentDefinition
+from elynav_nb.agents.events import PermissionRequest
 from elynav_nb.agents.runner import AgentRunner, Turn
 from elynav_nb.office.peers import AgentProcess
 
@@ -59,6 +60,15 @@ class Employee:
         if self.current.cancelling:
             return "cancelling"
         return "asks permission" if self.runner.pending_permissions else "busy"
+
+    @property
+    def queue_length(self) -> int:
+        return len(self.queue)
+
+    @property
+    def pending_permissions(self) -> list[PermissionRequest]:
+        """The tool prompts its running turn waits on (the board shows Allow / Deny for each)."""
+        return self.runner.pending_permissions if self.current is not None and self.current.turn else []
 
     @property
     def caller(self) -> str | None:

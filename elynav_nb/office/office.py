@@ -3,22 +3,25 @@
 Where it sits: the capability ``elynav_nb.office``, above ``elynav_nb.agents`` (the only other
 capability it imports). It owns one ``Employee`` per agent definition (one runner, one canonical
 session id each), the asks in flight, the workspace lock, the history file and the Unix socket
-that agents use through ``elynav ask``. Widgets subscribe with ``add_listener``; the office never
-imports them (``office.board()`` asks ``_display`` for the registered view).
+that agents use through ``elynav ask``, and other processes as the user (kernels attached to it,
+``elynav acp``, the chat personas, terminals). One office per workspace: an ``Office`` whose
+workspace is already served attaches to that office instead (``office/attached.py``). Widgets
+subscribe with ``add_listener``; the office never imports them (``office.board()`` asks ``_display``
+for the registered view).
 
 How an ask flows::
 
     office.submit(to, text, sender) -> checks (agent, text, rights of the parent turn, DEADLOCK)
       -> Ask queued in the employee's FIFO (+ history "ask", timer at the deadline)
-      -> _dispatch: the employee is free -> running -> _run: runner.start() (resume, or a new
+      -> AskEngine.dispatch: the employee is free -> running -> runner.start() (resume, or a new
          session if the old one cannot resume) -> runner.send(text) -> await the Turn
-      -> _finish: Reply on the ask (+ history "end"), pending child asks cancelled (nobody waits
+      -> AskEngine.finish: Reply on the ask (+ history "end"), pending child asks cancelled (nobody waits
          for them any more), the employee takes the next ask in its queue
 
-The class is split by responsibility: this module holds its state, life cycle, checks and public
-asking and cancelling surface; ``office/ask_running.py`` (base class ``AskRunning``) runs the asks
-(``_dispatch``, ``_run``, ``_finish``, ``_cancel``, ``_expire``); ``office/office_views.py`` (base
-class ``OfficeViews``) is what it shows (``history()``, ``to_frame()``, ``board()``, listeners, repr).
+The office is made of parts it owns: this module holds its life cycle, checks and public asking
+and cancelling surface; its ``AskEngine`` (``office/ask_running.py``) runs the asks (queue,
+dispatch, run, finish, cancel, expire); ``OfficeListeners`` and the functions of
+``office/office_views.py`` are what it shows (``history()``, ``to_frame()``, listeners, repr).
 
 Cancel: ``office.cancel(ask_id, by)`` checks the right (``office/rights.py``), then cancels every
 ask the cancelled one waits on, at once (the logical cascade: no process has to die first), and
@@ -30,43 +33,60 @@ the CLI's ``interrupt`` (bounded, then forced stop steps). A deadline works the 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import math
 import os
 import secrets
 import uuid
-from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
+from elynav_nb._display import rich_bundle, view_for
 from elynav_nb.agents.definitions import AgentDefinition
-from elynav_nb.agents.output_schema import OutputSchemaSpec, output_schema_of
+from elynav_nb.agents.output_schema import output_schema_of
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import (
     AgentBusy,
     AgentNotFound,
-    AskNotFound,
     InvalidInput,
     NotAllowed,
+    OfficeAlreadyRunning,
+    OfficeUnreachable,
     RunnerClosed,
 )
-from elynav_nb.office.ask_running import AskRunning
-from elynav_nb.office.asks import Ask, Reply
+from elynav_nb.office.ask_running import AskEngine
+from elynav_nb.office.asks import Ask, AskKeywords, AskOptions, Reply
+from elynav_nb.office.attached import AskMirror, AttachedAsk, Attachment
 from elynav_nb.office.cascade import check_no_cycle
+from elynav_nb.office.client import OfficeClient
 from elynav_nb.office.employee import Employee
 from elynav_nb.office.history import HistoryLog, utc_now
-from elynav_nb.office.office_views import OfficeListener, OfficeViews
+from elynav_nb.office.office_views import (
+    OfficeListener,
+    OfficeListeners,
+    employees_frame,
+    history_of,
+    office_html,
+    office_text,
+)
 from elynav_nb.office.peers import Caller, identify_caller
 from elynav_nb.office.rights import USER, check_cancel_right
 from elynav_nb.office.socket_server import OfficeSocketServer
 from elynav_nb.office.staffing import ASK_RULE, Executable, resolve_definitions, runner_for
-from elynav_nb.office.trace import log_office
-from elynav_nb.office.workspace import OfficeFiles
+from elynav_nb.office.trace import log_ask_event, log_office
+from elynav_nb.office.workspace import OfficeFiles, serving_office
 
-__all__ = ["ASK_RULE", "Office", "OfficeListener"]
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = ["ASK_RULE", "ATTACH_TIMEOUT", "Office", "OfficeListener"]
+
+ATTACH_TIMEOUT = 30.0
+"""Seconds an ``Office.start()`` waits for the office holding its workspace to listen, to attach to it."""
 
 
-class Office(AskRunning, OfficeViews):
+class Office:
     """The agents of a workspace as employees: FIFO asks, cancel rights, cascading cancel, one history.
 
     ``agents``: names or ``AgentDefinition``s; ``None`` takes every agent defined in
@@ -89,6 +109,7 @@ class Office(AskRunning, OfficeViews):
         max_text_chars: int = 100_000,
         max_delegation_depth: int = 8,
         listen: bool = True,
+        attach: bool = True,
         tools: Mapping[str, Any] | None = None,
         **runner_options: Any,
     ) -> None:
@@ -101,6 +122,8 @@ class Office(AskRunning, OfficeViews):
         self.max_text_chars = max_text_chars
         self.max_delegation_depth = max_delegation_depth
         self.listen = listen
+        self.attach = attach
+        self.attachment: Attachment | None = None  # set when start() attached to the serving office
         # A turn may last as long as its ask (waiting on a delegated ask is silence on stdout too).
         runner_options.setdefault("turn_timeout", ask_timeout)
         runner_options.setdefault("tool_idle_timeout", ask_timeout)
@@ -122,18 +145,22 @@ class Office(AskRunning, OfficeViews):
         self.files = OfficeFiles(self.workspace)
         self.history_log = HistoryLog(self.files.history_path)
         self.socket_server: OfficeSocketServer | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._asks: dict[str, Ask] = {}
-        self._finished_order: deque[str] = deque()
-        self._timers: dict[str, asyncio.TimerHandle] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._listeners: list[OfficeListener] = []
-        self._sessions: dict[str, str] = {}
+        self.user_token = secrets.token_hex(16)  # makes a process that is no agent the user (peers.py)
+        self.listeners = OfficeListeners(on_ask_event=lambda event, ask: log_ask_event(self, event, ask))
+        self.engine = AskEngine(
+            employees=self.employees,
+            history_log=self.history_log,
+            files=self.files,
+            make_runner=lambda definition, token, resume: self._make_runner(definition, token, resume=resume),
+            notify=self.listeners.notify,
+        )
 
     # -- life cycle ----------------------------------------------------------------------------------
 
     @property
     def socket_path(self) -> Path | None:
+        if self.attachment is not None:
+            return self.attachment.client.socket_path
         return self.socket_server.path if self.socket_server is not None else None
 
     async def start(self) -> Office:
@@ -142,17 +169,16 @@ class Office(AskRunning, OfficeViews):
             return self
         if self.status == "closed":
             raise RunnerClosed("this office was stopped; make a new Office")
-        self._loop = asyncio.get_running_loop()
-        self.files.lock()
+        self.engine.loop = asyncio.get_running_loop()
+        if not await self._lock_or_attach():
+            return self
         try:
             unfinished = self.history_log.end_unfinished("the office stopped before this ask ended")
             definitions = await asyncio.to_thread(resolve_definitions, self.workspace, self.agent_choice)
-            self._sessions = self.files.load_sessions()
+            self.engine.sessions = self.files.load_sessions()
             if self.listen:
                 self.socket_server = OfficeSocketServer(self)
                 await self.socket_server.start()
-                assert self.socket_server.directory is not None
-                self.files.record_socket_folder(self.socket_server.directory)
             unknown = sorted(set(self.tools) - {definition.name for definition in definitions})
             if unknown:
                 raise InvalidInput(
@@ -165,6 +191,9 @@ class Office(AskRunning, OfficeViews):
             await self._release()
             raise
         self.status = "open"
+        self.engine.accepting = True
+        if self.socket_server is not None and self.socket_server.directory is not None:
+            self.files.record_socket_folder(self.socket_server.directory)  # others may attach from now
         note = f"office started with {len(self.employees)} employees"
         if unfinished:
             note += f"; {len(unfinished)} asks left unfinished by the previous office were marked failed"
@@ -174,7 +203,7 @@ class Office(AskRunning, OfficeViews):
 
     def _make_employee(self, definition: AgentDefinition) -> Employee:
         token = secrets.token_hex(16)
-        runner = self._make_runner(definition, token, resume=self._sessions.get(definition.name))
+        runner = self._make_runner(definition, token, resume=self.engine.sessions.get(definition.name))
         return Employee(definition, runner, token)
 
     def _make_runner(self, definition: AgentDefinition, token: str, *, resume: str | None) -> AgentRunner:
@@ -198,27 +227,91 @@ class Office(AskRunning, OfficeViews):
         if self.status in ("closed", "new"):
             self.status = "closed"
             return
+        if self.attachment is not None:  # leave the host office; it goes on serving the others
+            await self.attachment.stop()
+            self.status = "closed"
+            self.listeners.notify("stopped", None)
+            return
         self.status = "closing"
-        for ask in list(self._asks.values()):
-            self._cancel(ask, by=USER, outcome="cancelled", reason="the office stopped")
-        pending = [ask.settled() for ask in self._asks.values() if not ask.done]
+        engine = self.engine
+        engine.accepting = False
+        for ask in engine.unfinished():
+            engine.cancel(ask, by=USER, outcome="cancelled", reason="the office stopped")
+        pending = [ask.settled() for ask in engine.unfinished()]
         if pending:
             await asyncio.wait(pending, timeout=30.0)
-        for ask in list(self._asks.values()):  # a CLI that ignored everything: settle it anyway
-            if not ask.done:
-                self._finish(ask, self._synthetic(ask, "failed", "the office stopped", "OFFICE_STOPPED"))
-        if self._tasks:  # a CLI start under way ends (it sees its ask ended), bounded
-            await asyncio.wait(list(self._tasks), timeout=10.0)
-        for task in list(self._tasks):
+        for ask in engine.unfinished():  # a CLI that ignored everything: settle it anyway
+            engine.finish(ask, engine.synthetic(ask, "failed", "the office stopped", "OFFICE_STOPPED"))
+        if engine.tasks:  # a CLI start under way ends (it sees its ask ended), bounded
+            await asyncio.wait(list(engine.tasks), timeout=10.0)
+        for task in list(engine.tasks):
             task.cancel()
         await asyncio.gather(  # after the tasks: a start they left half done is stopped too
             *(employee.runner.stop() for employee in self.employees.values()), return_exceptions=True
         )
         self.history_log.note("office stopped")
         log_office(self, "office stopped")
+        self.listeners.notify("stopped", None)  # before the socket closes: watchers see it end
         await self._release()
         self.status = "closed"
-        self._notify("stopped", None)
+
+    @classmethod
+    async def connect(cls, workspace: str | os.PathLike[str] = ".") -> Office:
+        """Attach to the office already serving ``workspace`` (never start one): ``OFFICE_UNREACHABLE``
+        when none does. ``Office(workspace).start()`` attaches too, or starts one when none serves."""
+        resolved = Path(workspace).resolve()
+        found = serving_office(resolved)
+        if found is None:
+            raise OfficeUnreachable(
+                f"no office serves {resolved}: start one (await Office(workspace).start(), or elynav office serve)",
+                details={"workspace": str(resolved)},
+            )
+        office = cls(resolved)
+        office.engine.loop = asyncio.get_running_loop()
+        await office._attach(found)
+        return office
+
+    async def _lock_or_attach(self) -> bool:
+        """Take the workspace's lock (True: this office hosts), or attach to the office holding it.
+
+        A host still starting names its socket once open: waited for, bounded (``ATTACH_TIMEOUT``).
+        ``attach=False``: ``OFFICE_ALREADY_RUNNING`` instead.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + ATTACH_TIMEOUT
+        while True:
+            try:
+                self.files.lock()
+                return True
+            except OfficeAlreadyRunning:
+                if not self.attach:
+                    raise
+                found = serving_office(self.workspace)
+                if found is not None:
+                    await self._attach(found)
+                    return False
+                if loop.time() >= deadline:
+                    raise OfficeUnreachable(
+                        f"an office holds {self.workspace} but does not listen (listen=False, or it is stuck "
+                        "starting)",
+                        details={"workspace": str(self.workspace)},
+                    ) from None
+            await asyncio.sleep(0.1)
+
+    async def _attach(self, found: tuple[Path, str]) -> None:
+        """Attach to the office that serves the workspace (``office/attached.py``), as the user."""
+        if self.tools:
+            raise InvalidInput(
+                "tools= are served by the kernel that hosts the office; this one attaches to the office "
+                f"already serving {self.workspace} (stop it, or give the tools there)",
+                details={"workspace": str(self.workspace)},
+            )
+        attachment = Attachment(OfficeClient(*found), self.listeners.notify)
+        await attachment.start()
+        self.attachment = attachment
+        self.employees = cast(dict[str, Employee], attachment.employees)  # mirrors: Employee's reading side
+        self.status = "open"
+        log_office(self, f"attached to the office serving {self.workspace}")
 
     async def _release(self) -> None:
         if self.socket_server is not None:
@@ -243,36 +336,34 @@ class Office(AskRunning, OfficeViews):
             )
         return found
 
-    def submit(
-        self,
-        to: str,
-        text: str,
-        *,
-        sender: str = USER,
-        timeout: float | None = None,
-        parent: Ask | str | None = None,
-        output_schema: OutputSchemaSpec | None = None,
-    ) -> Ask:
+    def submit(self, to: str, text: str, **options: Unpack[AskKeywords]) -> Ask:
         """Queue an ask and return its handle at once (``await ask`` for the ``Reply``).
 
-        ``sender`` is ``"user"`` or an employee's name. An ask sent in an agent's name while that
-        agent is working belongs to its running ask (``parent``): cancelling that one cancels this
-        one, and a wait-for cycle is refused with ``DEADLOCK``. ``output_schema`` asks for a
-        structured answer, as ``AgentRunner.send`` does (``reply.data``, ``reply.to_frame()``;
-        ``OUTPUT_INVALID`` when the answer does not match; a bad schema is ``INVALID_INPUT`` here).
+        Options (``AskOptions``): ``sender`` is ``"user"`` (the default) or an employee's name. An ask
+        sent in an agent's name while that agent is working belongs to its running ask (``parent``):
+        cancelling that one cancels this one, and a wait-for cycle is refused with ``DEADLOCK``.
+        ``timeout`` bounds it (seconds; the office's ``ask_timeout`` by default). ``output_schema``
+        asks for a structured answer, as ``AgentRunner.send`` does (``reply.data``,
+        ``reply.to_frame()``; ``OUTPUT_INVALID`` when the answer does not match; a bad schema is
+        ``INVALID_INPUT`` here).
         """
+        return self._submit(to, text, AskOptions.of(options))
+
+    def _submit(self, to: str, text: str, options: AskOptions) -> Ask:
         self._require_open()
-        schema = output_schema_of(output_schema)
+        self._require_own_loop("submit")
+        if self.attachment is not None:
+            return self._submit_attached(to, text, options)
+        schema = output_schema_of(options.output_schema)
         employee = self.employee(to)
-        sender_name = sender if sender == USER else self.employee(sender).name
+        sender_name = options.sender if options.sender == USER else self.employee(options.sender).name
         self._check_text(text)
-        bound = self._check_timeout(timeout)
-        parent_ask = self._parent_for(sender_name, parent)
+        bound = self._check_timeout(options.timeout)
+        parent_ask = self._parent_for(sender_name, options.parent)
         if parent_ask is not None:
             self._check_depth(parent_ask)
         if parent_ask is not None or sender_name == employee.name:  # an agent never waits on itself
             check_no_cycle(sender_name, employee.name, self._waits_for)
-        assert self._loop is not None
         ask = Ask(
             self,
             uuid.uuid4().hex[:12],
@@ -284,71 +375,44 @@ class Office(AskRunning, OfficeViews):
             deadline=self._deadline(bound, parent_ask),
             output_schema=schema,
         )
-        self._asks[ask.id] = ask
-        if parent_ask is not None:
-            parent_ask.children.append(ask)
-        employee.queue.append(ask)
-        self.history_log.append(
-            {
-                "record": "ask",
-                "ask_id": ask.id,
-                "parent_id": ask.parent_id,
-                "sender": ask.sender,
-                "agent": ask.agent,
-                "prompt": ask.text,
-                "queued_at": ask.queued_at,
-            }
-        )
-        self._timers[ask.id] = self._loop.call_at(
-            ask.deadline, self._expire, ask, ask.deadline - self._loop.time()
-        )
-        self._notify("queued", ask)
-        self._dispatch(employee)
+        self.engine.queue(ask)
         return ask
 
-    async def ask(
-        self,
-        to: str,
-        text: str,
-        *,
-        sender: str = USER,
-        timeout: float | None = None,
-        parent: Ask | str | None = None,
-        output_schema: OutputSchemaSpec | None = None,
-    ) -> Reply:
+    def _submit_attached(self, to: str, text: str, options: AskOptions) -> Ask:
+        """An ask sent to the host office as the user (an ``AttachedAsk``: the same reading surface)."""
+        assert self.attachment is not None
+        if options.sender != USER or options.parent is not None or options.output_schema is not None:
+            raise InvalidInput(
+                "an office attached to another process's office asks as the user only, without parent "
+                "or output_schema (send those from the kernel that hosts it)"
+            )
+        employee = self.employee(to)
+        self._check_text(text)
+        timeout = self._check_timeout(options.timeout)
+        return cast(Ask, self.attachment.submit(employee.name, text, timeout))
+
+    async def ask(self, to: str, text: str, **options: Unpack[AskKeywords]) -> Reply:
         """``await office.ask(to, text)``: queue it and wait for its ``Reply`` (interrupting the cell cancels it).
 
-        ``output_schema``: a structured answer in ``reply.data`` (see ``submit``)."""
-        return await self.submit(
-            to, text, sender=sender, timeout=timeout, parent=parent, output_schema=output_schema
-        )
+        The options of ``submit`` (``sender``, ``timeout``, ``parent``, ``output_schema``)."""
+        return await self._submit(to, text, AskOptions.of(options))
 
-    def try_ask(
-        self,
-        to: str,
-        text: str,
-        *,
-        sender: str = USER,
-        timeout: float | None = None,
-        parent: Ask | str | None = None,
-        output_schema: OutputSchemaSpec | None = None,
-    ) -> Ask:
+    def try_ask(self, to: str, text: str, **options: Unpack[AskKeywords]) -> Ask:
         """Like ``submit``, but ``AGENT_BUSY`` instead of queueing when the employee is not free."""
+        checked = AskOptions.of(options)
         self._require_open()
         employee = self.employee(to)
-        if employee.busy or employee.queue:
+        if employee.busy or employee.queue_length:
             raise AgentBusy(
-                f"{employee.name} is busy (for {employee.caller}, {len(employee.queue)} waiting); "
+                f"{employee.name} is busy (for {employee.caller}, {employee.queue_length} waiting); "
                 "use submit() to queue the ask",
                 details={
                     "agent": employee.name,
                     "caller": employee.caller,
-                    "queue_length": len(employee.queue),
+                    "queue_length": employee.queue_length,
                 },
             )
-        return self.submit(
-            to, text, sender=sender, timeout=timeout, parent=parent, output_schema=output_schema
-        )
+        return self._submit(to, text, checked)
 
     def submit_for(
         self,
@@ -361,28 +425,45 @@ class Office(AskRunning, OfficeViews):
     ) -> Ask:
         """An ask arriving over the socket: the caller's own running ask is its parent."""
         if caller.is_user:
-            return self.submit(to, text, timeout=timeout, output_schema=output_schema)
+            return self._submit(to, text, AskOptions(timeout=timeout, output_schema=output_schema))
         running = self.employee(caller.name).current
         if running is None:
             raise InvalidInput(
                 f"{caller.name} is not working on an ask: only a running turn may ask another agent",
                 details={"agent": caller.name},
             )
-        return self.submit(
-            to, text, sender=caller.name, timeout=timeout, parent=running, output_schema=output_schema
-        )
+        return self._submit(to, text, AskOptions(caller.name, timeout, running, output_schema))
 
-    def identify(self, pid: int) -> Caller:
-        """The caller behind a process id (``office/peers.py``)."""
+    def identify(self, holders: Sequence[int], presented_token: str = "") -> Caller:
+        """The caller behind the processes holding a connection (``office/peers.py``), or ``CALLER_UNKNOWN``."""
         processes = [process for employee in self.employees.values() if (process := employee.agent_process())]
         tokens = {employee.name: employee.token for employee in self.employees.values()}
-        return identify_caller(pid, processes, tokens)
+        return identify_caller(
+            holders, processes, tokens, user_token=self.user_token, presented_token=presented_token
+        )
 
     def _require_open(self) -> None:
+        if self.attachment is not None and self.attachment.status != "open":
+            raise RunnerClosed(
+                f"the office this one attached to is {self.attachment.status}: make a new Office"
+            )
         if self.status == "new":
             raise RunnerClosed("the office is not started: await office.start() first")
         if self.status != "open":
             raise RunnerClosed(f"the office is {self.status}: make a new Office")
+
+    def _require_own_loop(self, method: str) -> None:
+        """``INVALID_INPUT`` outside the office's event loop (terminal IPython runs it only in ``await`` lines)."""
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not self.engine.loop:
+            raise InvalidInput(
+                f"office.{method}() runs on the office's event loop, which does not run here: call it from "
+                "a coroutine or a line with `await` (in terminal IPython: `reply = await office.ask(...)`)",
+                details={"method": method},
+            )
 
     def _check_text(self, text: object) -> None:
         if not isinstance(text, str) or not text.strip():
@@ -419,8 +500,8 @@ class Office(AskRunning, OfficeViews):
 
     def _deadline(self, bound: float, parent: Ask | None) -> float:
         """Now + ``bound``, but never later than the deadline of the ask it was sent from."""
-        assert self._loop is not None
-        deadline = self._loop.time() + bound
+        assert self.engine.loop is not None
+        deadline = self.engine.loop.time() + bound
         return min(deadline, parent.deadline) if parent is not None else deadline
 
     def _check_depth(self, parent: Ask) -> None:
@@ -441,19 +522,23 @@ class Office(AskRunning, OfficeViews):
         return [child.agent for child in employee.current.pending_children()]
 
     def get_ask(self, ask_id: str) -> Ask:
-        ask = self._asks.get(ask_id)
-        if ask is None:
-            raise AskNotFound(f"no ask {ask_id!r} in this office", details={"ask_id": ask_id})
-        return ask
+        """The ask ``ask_id`` (in flight, or among the last ended ones), or ``ASK_NOT_FOUND``."""
+        if self.attachment is not None:
+            return cast(Ask, self.attachment.get(ask_id))  # in flight only
+        return self.engine.get(ask_id)
 
     def queue_position(self, ask: Ask) -> int:
         """0 while running (or ended), else 1 for the next ask to run."""
+        if self.attachment is not None:
+            return self.attachment.queue_position(ask.id)
         queue = self.employees[ask.agent].queue
         return queue.index(ask) + 1 if ask in queue else 0
 
     @property
     def asks(self) -> list[Ask]:
         """The asks not ended yet (running ones first, then by queue order)."""
+        if self.attachment is not None:
+            return cast(list[Ask], self.attachment.asks)  # the host's, as its last snapshot shows them
         running = [employee.current for employee in self.employees.values() if employee.current is not None]
         queued = [ask for employee in self.employees.values() for ask in employee.queue]
         return running + queued
@@ -464,9 +549,60 @@ class Office(AskRunning, OfficeViews):
         """Cancel an ask as ``by`` (the user, or the agent that sent it), with everything it waits on.
 
         ``NOT_ALLOWED`` for anyone else (nothing changes); idempotent; returns the ask (``await`` it).
+        An attached office cancels as the user (the host checks the right, as for any caller).
         """
+        if self.attachment is not None:
+            return self._cancel_attached(ask_id, by)
         ask = ask_id if isinstance(ask_id, Ask) else self.get_ask(ask_id)
         caller = by if by == USER else self.employee(by).name
         check_cancel_right(ask_id=ask.id, ask_sender=ask.sender, agent=ask.agent, caller=caller)
-        self._cancel(ask, by=caller, outcome="cancelled", reason=reason or f"cancelled by {caller}")
+        self.engine.cancel(ask, by=caller, outcome="cancelled", reason=reason or f"cancelled by {caller}")
         return ask
+
+    def _cancel_attached(self, ask_id: str | Ask, by: str) -> Ask:
+        assert self.attachment is not None
+        if by != USER:
+            raise InvalidInput("an attached office cancels as the user only (by='user')")
+        if isinstance(ask_id, AttachedAsk):
+            return cast(Ask, ask_id.cancel())
+        identifier = ask_id if isinstance(ask_id, str) else ask_id.id
+        found: AskMirror | AttachedAsk = self.attachment.get(identifier)
+        if isinstance(found, AttachedAsk):
+            return cast(Ask, found.cancel())
+        self.attachment.cancel(identifier)
+        return cast(Ask, found)
+
+    # -- what it shows ---------------------------------------------------------------------------------
+
+    def history(self, agent: str | None = None) -> pandas.DataFrame:
+        """The unified history (one row per ask, every conversation); ``agent`` keeps its asks both ways."""
+        name = self.employee(agent).name if agent is not None and self.employees else agent
+        return history_of(self.history_log, name)
+
+    def to_frame(self) -> pandas.DataFrame:
+        """One row per employee: status, caller, queue length, running since, session."""
+        return employees_frame(self.employees.values())
+
+    def board(self) -> Any:
+        """The live board widget (employees, queues, cancel buttons, live output, history)."""
+        importlib.import_module("elynav_nb.widgets")  # registers the office board
+        view = view_for(self)
+        if view is None:
+            raise InvalidInput("no board view is registered (is ipywidgets installed?)")
+        return view
+
+    def add_listener(self, listener: OfficeListener) -> None:
+        """Call ``listener(event, ask)`` on every change (the board subscribes here)."""
+        self.listeners.add(listener)
+
+    def remove_listener(self, listener: OfficeListener) -> None:
+        self.listeners.remove(listener)
+
+    def __repr__(self) -> str:
+        return office_text(self.status, self.workspace, self.employees, attached=self.attachment is not None)
+
+    def _repr_html_(self) -> str:
+        return office_html(self.status, self.workspace, self.employees)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return rich_bundle(self, include, exclude)

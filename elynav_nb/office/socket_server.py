@@ -6,8 +6,11 @@ a private directory (mode 0700), so only this Unix account can connect.
 
 How data flows, one request per connection::
 
-    accept -> SO_PEERCRED pid -> office.identify(pid) (ancestry, then token: never the caller's word)
+    accept -> SO_PEERCRED pid and uid (another uid refused)
       -> one request line (bounded size and time) -> wire.decode_request
+      -> office.identify(who holds the caller's end, the user token it gave) (``office/peers.py``:
+         the office's process, ancestry, an agent's token in its environment, the user token; else
+         ``CALLER_UNKNOWN``: never the caller's word, never the user by default)
       -> ask:    office.submit(...) -> "accepted" -> wait for the reply OR the caller's hang-up
                  -> "reply" | (hang-up) office.cancel(ask, by=caller): a dead `elynav ask` cancels its ask
       -> cancel: office.cancel(ask_id, by=caller) -> "cancelled"
@@ -15,7 +18,8 @@ How data flows, one request per connection::
          well-formed ask or cancel refused (DEADLOCK, AGENT_NOT_FOUND, NOT_ALLOWED...) also gets a
          ``refused`` row in the office history (``history.refusal_record``), so it leaves a trace
 
-A bad request costs its own connection only; the office keeps serving. A line that cannot be
+Streamed asks and the watched board: ``office/socket_streams.py``. A bad request costs its own
+connection only; the office keeps serving. A line that cannot be
 decoded into a request (too long, too slow, not UTF-8, not JSON, nested too deeply, not an object,
 a field of the wrong type) is answered ``PROTOCOL_ERROR`` and logged as one WARNING line naming the
 caller and the reason, without a traceback; a hang-up mid-line is neither answered nor logged.
@@ -32,27 +36,28 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 import uuid
 import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from elynav_nb.agents.results import data_as_json
 from elynav_nb.errors import ElynavError, NotAllowed, ProtocolError
 from elynav_nb.office.history import refusal_record
-from elynav_nb.office.peers import Caller, peer_credentials
+from elynav_nb.office.peers import Caller, caller_processes, peer_credentials, socket_holders
+from elynav_nb.office.socket_streams import reply_line, stream_ask, watch_board
 from elynav_nb.office.trace import office_redactor, trace_logger
 from elynav_nb.office.wire import (
     MAX_REQUEST_BYTES,
     AskRequest,
     CancelRequest,
+    WatchRequest,
     decode_request,
     encode_accepted,
     encode_cancelled,
     encode_error,
-    encode_reply,
 )
-from elynav_nb.office.workspace import SOCKET_FOLDER_PREFIX
+from elynav_nb.office.workspace import SOCKET_FOLDER_PREFIX, write_user_token
 
 if TYPE_CHECKING:
     from elynav_nb.office.asks import Ask
@@ -84,6 +89,7 @@ class OfficeSocketServer:
             self._handle_connection, path=str(self.path), limit=MAX_REQUEST_BYTES + 1
         )
         os.chmod(self.path, 0o600)
+        write_user_token(self.directory, self.office.user_token)
         return self.path
 
     async def close(self) -> None:
@@ -91,6 +97,8 @@ class OfficeSocketServer:
         server, self._server = self._server, None
         if server is not None:
             server.close()
+        if self._handlers:  # the asks have ended: their replies go out first (bounded)
+            await asyncio.wait(list(self._handlers), timeout=1.0)
         for handler in list(self._handlers):
             handler.cancel()
         if self._handlers:
@@ -126,17 +134,26 @@ class OfficeSocketServer:
                 await asyncio.wait_for(writer.wait_closed(), timeout=1.0)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        caller = self._identify(writer)
+        connection: socket.socket = writer.get_extra_info("socket")
+        connected_at = time.time()
+        pid, uid = peer_credentials(connection)
+        if uid != os.getuid():
+            raise NotAllowed("only processes of the office's own user may use its socket")
         try:
             line = await _read_request_line(reader)
             if trace_logger.isEnabledFor(logging.DEBUG):
-                trace_logger.debug(
-                    "office socket: %s < %s", caller.name, office_redactor(self.office).line(line)
-                )
+                trace_logger.debug("office socket: pid %s < %s", pid, office_redactor(self.office).line(line))
             request = _decode(line)
         except ProtocolError as error:
-            logger.warning("office socket: refused a request from %s: %s", caller.name, error.message)
+            logger.warning("office socket: refused a request from pid %s: %s", pid, error.message)
             raise
+        holders = caller_processes(pid, connected_at)  # the process that connected, while it lives
+        if not holders:  # it has gone (it forked and left): who holds its end of the socket now
+            holders = await asyncio.to_thread(socket_holders, connection)
+        caller = self.office.identify(holders, request.token)
+        if isinstance(request, WatchRequest):
+            await watch_board(self.office, reader, writer)
+            return
         if isinstance(request, AskRequest):
             try:
                 ask = self.office.submit_for(
@@ -146,7 +163,10 @@ class OfficeSocketServer:
                 self._record_refused_ask(caller, request, error)
                 raise
             await self._answer(writer, encode_accepted(ask.id, ask.agent, self.office.queue_position(ask)))
-            await self._wait_reply_or_hang_up(ask, caller, reader, writer)
+            if request.stream:
+                await stream_ask(self.office, ask, caller, reader, writer)
+            else:
+                await self._wait_reply_or_hang_up(ask, caller, reader, writer)
             return
         try:
             cancelled = self.office.cancel(request.ask_id, by=caller.name)
@@ -213,13 +233,6 @@ class OfficeSocketServer:
             trace_logger.debug("office socket: > %s", office_redactor(self.office).line(data))
         await _send(writer, data)
 
-    def _identify(self, writer: asyncio.StreamWriter) -> Caller:
-        connection: socket.socket = writer.get_extra_info("socket")
-        pid, uid = peer_credentials(connection)
-        if uid != os.getuid():
-            raise NotAllowed("only processes of the office's own user may use its socket")
-        return self.office.identify(pid)
-
     async def _wait_reply_or_hang_up(
         self, ask: Ask, caller: Caller, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
@@ -234,20 +247,7 @@ class OfficeSocketServer:
             # The asking process is gone (killed, interrupted): nobody waits for this reply any more.
             self.office.cancel(ask.id, by=caller.name, reason="the asking process went away")
             return
-        reply = ask.reply
-        await self._answer(
-            writer,
-            encode_reply(
-                reply.ask_id,
-                reply.outcome,
-                reply.text,
-                error_code=reply.error_code,
-                error=reply.error,
-                cancelled_by=reply.cancelled_by,
-                data=data_as_json(reply.data),
-                has_data=reply.output_schema is not None and reply.ok,
-            ),
-        )
+        await self._answer(writer, reply_line(ask))
 
 
 async def _read_request_line(reader: asyncio.StreamReader) -> bytes:
@@ -260,7 +260,7 @@ async def _read_request_line(reader: asyncio.StreamReader) -> bytes:
         raise ProtocolError(f"no complete request line within {REQUEST_TIMEOUT:g} s") from None
 
 
-def _decode(line: bytes) -> AskRequest | CancelRequest:
+def _decode(line: bytes) -> AskRequest | CancelRequest | WatchRequest:
     """``wire.decode_request``, with anything it did not foresee answered as ``PROTOCOL_ERROR`` too."""
     try:
         return decode_request(line)

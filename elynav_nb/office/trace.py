@@ -6,7 +6,7 @@ an ask ending at INFO, its other steps and the socket lines at DEBUG. Nothing is
 the level is enabled.
 
 Secrets: every text goes through a ``Redactor`` that knows the office's employee tokens (the
-``ELYNAV_OFFICE_TOKEN`` of each agent process) and the secret variables of this process's
+``ELYNAV_OFFICE_TOKEN`` of each agent process), its user token, and the secret variables of this process's
 environment, on top of the usual patterns (``elynav_nb._logging``).
 """
 
@@ -21,7 +21,7 @@ from elynav_nb._logging import Redactor
 
 if TYPE_CHECKING:
     from elynav_nb.office.asks import Ask
-    from elynav_nb.office.office_views import OfficeViews as Office  # what these read: workspace, employees
+    from elynav_nb.office.office import Office
 
 __all__ = ["log_ask_event", "log_office", "office_redactor", "trace_logger"]
 
@@ -37,7 +37,8 @@ def _redactor_for(tokens: tuple[str, ...]) -> Redactor:
 
 def office_redactor(office: Office) -> Redactor:
     """The redactor of this office's log lines (its employees' tokens and this process's secrets)."""
-    return _redactor_for(tuple(sorted(employee.token for employee in office.employees.values())))
+    tokens = [employee.token for employee in office.employees.values()]
+    return _redactor_for(tuple(sorted([*tokens, office.user_token])))
 
 
 def log_office(office: Office, text: str) -> None:

@@ -8,6 +8,12 @@ Requests (caller -> office), one per connection::
     {"op": "ask", "agent": "elynav-sdr", "text": "...", "timeout": 600}      timeout optional (seconds)
     {"op": "ask", ..., "schema": {JSON Schema}}   optional: a structured answer (``elynav ask --schema``)
     {"op": "cancel", "ask_id": "..."}
+    {"op": "ask", ..., "stream": true}   the ask's queue place, start and agent events stream before
+                                         its reply, and the caller may answer permission prompts or
+                                         cancel it on the same connection (``office/stream_wire.py``)
+    {"op": "watch"}                      a snapshot of the board at once and at every change
+    "token": "..." on any request: the user token (a terminal, a kernel attached to the office); an
+                   agent's process sends none (the office knows it from its ancestry or environment)
 
 Answers (office -> caller)::
 
@@ -30,7 +36,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from elynav_nb.errors import ElynavError, ProtocolError, error_for_code
@@ -40,6 +46,7 @@ __all__ = [
     "SOCKET_VARIABLE",
     "AskRequest",
     "CancelRequest",
+    "WatchRequest",
     "decode_answer",
     "decode_request",
     "encode_accepted",
@@ -48,6 +55,7 @@ __all__ = [
     "encode_cancelled",
     "encode_error",
     "encode_reply",
+    "encode_watch_request",
     "error_from_answer",
 ]
 
@@ -62,11 +70,19 @@ class AskRequest:
     text: str
     timeout: float | None = None
     schema: dict[str, Any] | None = None
+    token: str = field(default="", repr=False)
+    stream: bool = False
 
 
 @dataclass(frozen=True)
 class CancelRequest:
     ask_id: str
+    token: str = field(default="", repr=False)
+
+
+@dataclass(frozen=True)
+class WatchRequest:
+    token: str = field(default="", repr=False)
 
 
 def _encode(message: dict[str, Any]) -> bytes:
@@ -74,18 +90,35 @@ def _encode(message: dict[str, Any]) -> bytes:
 
 
 def encode_ask_request(
-    agent: str, text: str, timeout: float | None = None, schema: dict[str, Any] | None = None
+    agent: str,
+    text: str,
+    timeout: float | None = None,
+    schema: dict[str, Any] | None = None,
+    *,
+    token: str = "",
+    stream: bool = False,
 ) -> bytes:
     message: dict[str, Any] = {"op": "ask", "agent": agent, "text": text}
+    if stream:
+        message["stream"] = True
     if timeout is not None:
         message["timeout"] = timeout
     if schema is not None:
         message["schema"] = schema
+    if token:
+        message["token"] = token
     return _encode(message)
 
 
-def encode_cancel_request(ask_id: str) -> bytes:
-    return _encode({"op": "cancel", "ask_id": ask_id})
+def encode_watch_request(*, token: str = "") -> bytes:
+    return _encode({"op": "watch", "token": token} if token else {"op": "watch"})
+
+
+def encode_cancel_request(ask_id: str, *, token: str = "") -> bytes:
+    message = {"op": "cancel", "ask_id": ask_id}
+    if token:
+        message["token"] = token
+    return _encode(message)
 
 
 def _request_object(line: bytes) -> dict[str, Any]:
@@ -142,22 +175,29 @@ def _schema_field(message: dict[str, Any]) -> dict[str, Any] | None:
     return schema
 
 
-def decode_request(line: bytes) -> AskRequest | CancelRequest:
+def decode_request(line: bytes) -> AskRequest | CancelRequest | WatchRequest:
     """One request line -> a request value; ``PROTOCOL_ERROR`` for any line that is not one."""
     message = _request_object(line)
     operation = message.get("op")
+    token = _text_field(message, "token") if "token" in message else ""
     if operation == "ask":
         return AskRequest(
             _text_field(message, "agent"),
             _text_field(message, "text"),
             _timeout_field(message),
             _schema_field(message),
+            token,
+            message.get("stream") is True,
         )
+    if operation == "watch":
+        return WatchRequest(token)
     if operation == "cancel":
-        return CancelRequest(_text_field(message, "ask_id", empty_allowed=False))
+        return CancelRequest(_text_field(message, "ask_id", empty_allowed=False), token)
     if isinstance(operation, str) and len(operation) <= 40:
-        raise ProtocolError(f"unknown op {operation!r} (expected 'ask' or 'cancel')")
-    raise ProtocolError("the request needs an 'op' of 'ask' or 'cancel'")  # whatever it holds, not echoed
+        raise ProtocolError(f"unknown op {operation!r} (expected 'ask', 'cancel' or 'watch')")
+    raise ProtocolError(
+        "the request needs an 'op' of 'ask', 'cancel' or 'watch'"
+    )  # whatever it holds, not echoed
 
 
 def encode_accepted(ask_id: str, agent: str, position: int) -> bytes:
@@ -174,6 +214,8 @@ def encode_reply(
     cancelled_by: str = "",
     data: Any = None,
     has_data: bool = False,
+    cost_usd: float = 0.0,
+    usage: dict[str, Any] | None = None,
 ) -> bytes:
     """The reply line; ``has_data``: the ask had a schema and ``data`` (plain JSON values) is its answer."""
     message: dict[str, Any] = {
@@ -184,7 +226,10 @@ def encode_reply(
         "error_code": error_code,
         "error": error,
         "cancelled_by": cancelled_by,
+        "cost_usd": cost_usd,
     }
+    if usage:
+        message["usage"] = usage
     if has_data:
         message["data"] = data
     return _encode(message)

@@ -12,6 +12,10 @@ Where it sits: opened by ``Office.start`` and closed by ``Office.stop``. Everyth
   written atomically (``elynav_nb._files.write_atomically``: temp file + rename) so a crash
   leaves the old or the new file, never half.
 - ``history.jsonl``: see ``office/history.py``.
+
+Beside the socket, in the office's private socket folder (mode 0700): ``user.token`` (mode 0600),
+the user token a process that is no agent of the office presents to be the user (``elynav ask``
+from a terminal, a kernel attached to the office, ``elynav acp``): ``presented_user_token``.
 """
 
 from __future__ import annotations
@@ -27,9 +31,19 @@ from pathlib import Path
 from elynav_nb._files import write_atomically
 from elynav_nb.errors import OfficeAlreadyRunning
 
-__all__ = ["SOCKET_FOLDER_PREFIX", "OfficeFiles"]
+__all__ = [
+    "SOCKET_FOLDER_PREFIX",
+    "USER_TOKEN_FILE",
+    "OfficeFiles",
+    "presented_user_token",
+    "serving_office",
+    "write_user_token",
+]
 
 SOCKET_FOLDER_PREFIX = "elynav-office-socket-"
+USER_TOKEN_FILE = "user.token"
+_AGENT_TOKEN_VARIABLE = "ELYNAV_OFFICE_TOKEN"  # peers.TOKEN_VARIABLE (not imported: elynav ask stays light)
+_SOCKET_VARIABLE = "ELYNAV_OFFICE_SOCKET"  # wire.SOCKET_VARIABLE
 
 
 class OfficeFiles:
@@ -93,6 +107,59 @@ class OfficeFiles:
     def save_sessions(self, sessions: dict[str, str]) -> None:
         text = json.dumps(dict(sorted(sessions.items())), indent=2)
         write_atomically(self.sessions_path, text, mode=0o600)  # 0o600, as the file always had
+
+
+def serving_office(workspace: Path) -> tuple[Path, str] | None:
+    """``(socket path, user token)`` of the office that serves ``workspace`` now, or None.
+
+    An office serves while it holds ``office.lock`` (a test lock that succeeds means nobody does);
+    the lock file names its socket folder once it listens.
+    """
+    lock_path = workspace / ".elynav" / "office.lock"
+    try:
+        descriptor = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass  # held: an office runs
+        else:
+            return None  # nobody holds it (released when this descriptor closes)
+        lines = os.pread(descriptor, 4096, 0).decode("utf-8", "replace").splitlines()
+    finally:
+        os.close(descriptor)
+    if len(lines) < 2:
+        return None  # it has not listened yet (or runs with listen=False)
+    folder = Path(lines[1])
+    try:
+        token = (folder / USER_TOKEN_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return folder / "office.sock", token
+
+
+def write_user_token(socket_folder: Path, token: str) -> None:
+    """Write the office's user token beside its socket (mode 0600, in the 0700 folder)."""
+    write_atomically(socket_folder / USER_TOKEN_FILE, token, mode=0o600)
+
+
+def presented_user_token(socket_path: str | os.PathLike[str] | None) -> str:
+    """The user token a client presents to the office at ``socket_path`` (or ``$ELYNAV_OFFICE_SOCKET``).
+
+    "" in an agent's process (it has its own ``ELYNAV_OFFICE_TOKEN``: the office knows it as that agent)
+    and when the file cannot be read.
+    """
+    if os.environ.get(_AGENT_TOKEN_VARIABLE):
+        return ""
+    path = socket_path or os.environ.get(_SOCKET_VARIABLE)
+    if not path:
+        return ""
+    try:
+        return (Path(path).parent / USER_TOKEN_FILE).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _remove_socket_folder_left_by(descriptor: int) -> None:

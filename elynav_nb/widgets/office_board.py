@@ -92,9 +92,8 @@ class _AskRow:
 
     def _show_prompts(self) -> None:
         """Allow / Deny for each tool prompt the running ask's agent waits on (a click acts as the user)."""
-        pending = (
-            self.board.office.employee(self.ask.agent).runner.pending_permissions if self.ask.turn else []
-        )
+        employee = self.board.office.employee(self.ask.agent)
+        pending = employee.pending_permissions if employee.current is self.ask else []
         waiting = {request.request_id: request for request in pending}
         for request_id in [request_id for request_id in self.prompts if request_id not in waiting]:
             self.prompts.pop(request_id).widget.close()
@@ -180,7 +179,7 @@ class OfficeBoard:
         office = self.office
         employees = list(office.employees.values())
         busy = sum(1 for employee in employees if employee.busy)
-        queued = sum(len(employee.queue) for employee in employees)
+        queued = sum(employee.queue_length for employee in employees)
         self.status_line.value = (
             f"<b>Office</b> · {html.escape(office.status)} · {len(employees)} employees · "
             f"{busy} busy · {queued} queued"
@@ -207,7 +206,7 @@ class OfficeBoard:
                 f"<b>{html.escape(employee.name)}</b>",
                 f"<span style='color:{color}'>{html.escape(employee.status)}</span>",
                 html.escape(employee.caller or ""),
-                str(len(employee.queue)),
+                str(employee.queue_length),
                 _since(employee.running_since),
                 str(employee.asks_served),
             ]

@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import html
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -50,24 +49,26 @@ from elynav_nb.agents.events import (
 )
 from elynav_nb.agents.results import TurnResult
 from elynav_nb.agents.runner import AgentRunner, Turn
+from elynav_nb.agents.transcript_display import (
+    ABORTED_STATUSES,
+    ERROR_STYLE,
+    MUTED_STYLE,
+    SEGMENT_STYLES,
+    SUMMARY_LIMIT,
+    ended_with_error_text,
+    outcome_row_html,
+    permission_decision,
+    row_html,
+    shorten,
+    tool_input_summary,
+    tool_result_html,
+    tool_use_html,
+)
 from elynav_nb.errors import ElynavError
 from elynav_nb.widgets.throttle import ThrottledText
 
 __all__ = ["PermissionPrompt", "RunnerView", "TurnView"]
 
-TOOL_TEXT_LIMIT = 2000
-SUMMARY_LIMIT = 120
-
-_SEGMENT_STYLES = {
-    "text": "white-space:pre-wrap",
-    "thinking": "white-space:pre-wrap;color:#888;font-style:italic",
-    "subagent-text": "white-space:pre-wrap;color:#666",
-}
-_ROW_STYLE = "margin:2px 0"
-_ERROR_STYLE = "margin:2px 0;color:#c62828"
-_MUTED_STYLE = "margin:2px 0;color:#777"
-# A cancelled or timed-out turn ends with the CLI's "interrupted" error: the end row says why instead.
-_ABORTED_STATUSES = ("cancelling", "cancelled", "timeout", "limit")
 _OUTCOME_COLORS = {
     "completed": "#2e7d32",
     "error": "#c62828",
@@ -75,27 +76,6 @@ _OUTCOME_COLORS = {
     "timeout": "#c62828",
     "limit": "#ef6c00",
 }
-
-
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _tool_input_summary(tool_input: dict[str, Any]) -> str:
-    """The one value that best says what a tool call does (a command, a path), else its JSON."""
-    for key in ("command", "file_path", "path", "pattern", "url", "query"):
-        value = tool_input.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return json.dumps(tool_input, ensure_ascii=False, default=str)
-
-
-def _limited_block(text: str) -> str:
-    """Escaped text for a ``<pre>``, cut at ``TOOL_TEXT_LIMIT`` characters (the cut is said)."""
-    if len(text) <= TOOL_TEXT_LIMIT:
-        return html.escape(text)
-    hidden = len(text) - TOOL_TEXT_LIMIT
-    return html.escape(text[:TOOL_TEXT_LIMIT]) + f"\n… ({hidden} more characters)"
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -116,7 +96,7 @@ class PermissionPrompt:
         self.request = request
         self.decision = ""
         self._on_error = on_error
-        summary = _shorten(_tool_input_summary(request.input), SUMMARY_LIMIT)
+        summary = shorten(tool_input_summary(request.input), SUMMARY_LIMIT)
         self.label = ipywidgets.HTML(
             f"<b>{html.escape(request.tool_name)}</b> asks permission: <code>{html.escape(summary)}</code>"
         )
@@ -256,7 +236,7 @@ class TurnView:
             return
         self._end_segment()
         self.transcript.write_html(
-            f"<div class='elynav-error' style='{_ERROR_STYLE}'>the view stopped following this turn: "
+            f"<div class='elynav-error' style='{ERROR_STYLE}'>the view stopped following this turn: "
             f"{html.escape(type(error).__name__)}: {html.escape(str(error))}</div>"
         )
         self.transcript.flush()
@@ -288,24 +268,21 @@ class TurnView:
         elif isinstance(event, PermissionWithdrawn):
             self._close_permission(event)
         elif isinstance(event, AgentError):
-            self._write_row(_ERROR_STYLE, "elynav-error", f"{event.code}: {event.message}")
+            self._write_row(ERROR_STYLE, "elynav-error", event.summary())
         elif isinstance(event, HookFailed):
-            self._write_row(_ERROR_STYLE, "elynav-error", event.summary())
+            self._write_row(ERROR_STYLE, "elynav-error", event.summary())
         elif isinstance(event, AgentStarted):
             self._show_status()
         elif isinstance(event, TurnEnded):
-            if event.is_error and self.turn.status not in _ABORTED_STATUSES:
-                reason = "; ".join(event.errors) or event.result or event.terminal_reason or event.subtype
-                self._write_row(
-                    _ERROR_STYLE, "elynav-error", f"the agent ended the turn with an error: {reason}"
-                )
+            if event.is_error and self.turn.status not in ABORTED_STATUSES:
+                self._write_row(ERROR_STYLE, "elynav-error", ended_with_error_text(event))
             self._show_status()
         # RawEvent and other kinds: kept in turn.events and to_frame(), not shown.
 
     def _write_segment(self, segment: str, text: str) -> None:
         if self._open_segment != segment:
             self._end_segment()
-            self.transcript.write_html(f"<span class='elynav-{segment}' style='{_SEGMENT_STYLES[segment]}'>")
+            self.transcript.write_html(f"<span class='elynav-{segment}' style='{SEGMENT_STYLES[segment]}'>")
             self._open_segment = segment
         self.transcript.write(text)
 
@@ -316,37 +293,19 @@ class TurnView:
 
     def _write_row(self, style: str, css_class: str, text: str) -> None:
         self._end_segment()
-        self.transcript.write_html(f"<div class='{css_class}' style='{style}'>{html.escape(text)}</div>")
+        self.transcript.write_html(row_html(style, css_class, text))
 
     def _show_tool_use(self, event: ToolUse) -> None:
         self._end_segment()
         self._tool_names[event.id] = event.name
-        summary = _shorten(_tool_input_summary(event.input), SUMMARY_LIMIT)
-        full_input = json.dumps(event.input, ensure_ascii=False, indent=1, default=str)
-        self.transcript.write_html(
-            f"<details class='elynav-tool' style='{_ROW_STYLE}'><summary style='cursor:pointer;color:#1565c0'>"
-            f"tool <b>{html.escape(event.name)}</b> <code>{html.escape(summary)}</code></summary>"
-            f"<pre style='margin:0 0 0 1em'>{_limited_block(full_input)}</pre></details>"
-        )
+        self.transcript.write_html(tool_use_html(event))
 
     def _show_tool_result(self, event: ToolResult) -> None:
         self._end_segment()
-        name = self._tool_names.get(event.tool_use_id, "tool")
-        text = event.text
-        if event.is_error:
-            heading = f"↳ {html.escape(name)} failed"
-            color = "#c62828"
-        else:
-            heading = f"↳ {html.escape(name)} result ({len(text)} characters)"
-            color = "#555"
-        self.transcript.write_html(
-            f"<details class='elynav-tool-result' style='{_ROW_STYLE}'>"
-            f"<summary style='cursor:pointer;color:{color}'>{heading}</summary>"
-            f"<pre style='margin:0 0 0 1em'>{_limited_block(text)}</pre></details>"
-        )
+        self.transcript.write_html(tool_result_html(event, self._tool_names.get(event.tool_use_id, "tool")))
 
     def _show_permission_request(self, request: PermissionRequest) -> None:
-        self._write_row(_MUTED_STYLE, "elynav-permission", f"{request.tool_name} asks permission")
+        self._write_row(MUTED_STYLE, "elynav-permission", f"{request.tool_name} asks permission")
         if request.request_id in self.prompts:
             return
         prompt = PermissionPrompt(request, on_error=self._show_error)
@@ -355,7 +314,7 @@ class TurnView:
         self._show_status()
 
     def _close_permission(self, event: PermissionWithdrawn) -> None:
-        self._write_row(_MUTED_STYLE, "elynav-permission", f"permission {event.decision}")
+        self._write_row(MUTED_STYLE, "elynav-permission", f"permission {permission_decision(event)}")
         prompt = self.prompts.get(event.request_id)
         if prompt is None:
             return
@@ -365,7 +324,7 @@ class TurnView:
         self._show_status()
 
     def _show_error(self, error: ElynavError) -> None:
-        self._write_row(_ERROR_STYLE, "elynav-error", f"{error.code}: {error}")
+        self._write_row(ERROR_STYLE, "elynav-error", f"{error.code}: {error}")
         self.transcript.flush()
 
     # -- cancel, status, end ----------------------------------------------------------------------------
@@ -399,12 +358,12 @@ class TurnView:
                 prompt.close("closed")
         self.permissions_box.children = ()
         result = self.turn.result
-        if result is not None and result.error and result.outcome != "completed":
-            if result.outcome == "cancelled":
-                self._write_row(_MUTED_STYLE, "elynav-cancelled", f"cancelled: {result.error}")
-            else:
-                code = f"{result.error_code}: " if result.error_code else ""
-                self._write_row(_ERROR_STYLE, "elynav-error", f"{result.outcome}: {code}{result.error}")
+        end_row = (
+            outcome_row_html(result.outcome, result.error_code, result.error) if result is not None else ""
+        )
+        if end_row:
+            self._end_segment()
+            self.transcript.write_html(end_row)
             self.transcript.flush()
         self._show_status()
         if self._on_finished is not None:
@@ -476,7 +435,7 @@ class RunnerView:
         if not self.runner.history:
             return ""
         lines = "".join(
-            f"<div style='{_MUTED_STYLE}'>{html.escape(result.summary_line())}</div>"
+            f"<div style='{MUTED_STYLE}'>{html.escape(result.summary_line())}</div>"
             for result in self.runner.history
         )
         count = len(self.runner.history)
@@ -498,7 +457,7 @@ class RunnerView:
 
     @staticmethod
     def _title(view: TurnView) -> str:
-        return f"{view.turn.status}: {_shorten(view.turn.prompt, 60)}"
+        return f"{view.turn.status}: {shorten(view.turn.prompt, 60)}"
 
     def status_text(self) -> str:
         runner = self.runner

@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from elynav_nb.agents.events import AgentError, PermissionRequest, RawEvent, TextDelta, ToolUse
-from elynav_nb.errors import CliStartFailed, ElynavError
+from elynav_nb.errors import CliStartFailed, ElynavError, SessionNotFound
 from tests.widgets.helpers import wait_until
 
 from .acp_standin_runs import TURN_BOUND, acp_standin_home, ask, make_runner, of_type
@@ -243,3 +243,11 @@ async def test_an_agent_that_exits_at_start_fails_typed_with_its_stderr(make_run
     result = await ask(runner, "anyone?")
     assert result.outcome == "failed"
     assert result.error_code == "CLI_START_FAILED" and "exiting at start" in result.error
+
+
+async def test_a_session_the_agent_cannot_load_is_session_not_found(make_runner):
+    runner = make_runner(resume="no-such-session")
+    with pytest.raises(SessionNotFound) as caught:
+        await asyncio.wait_for(runner.start(), TURN_BOUND)
+    assert caught.value.code == "SESSION_NOT_FOUND" and "no-such-session" in str(caught.value)
+    assert runner.status == "stopped"

@@ -237,8 +237,9 @@ async def test_resume_in_a_new_runner_and_an_unknown_thread_refused(workspace):
     assert again.text == "echo: two (turn 2)" and again.session_id == first.session_id
 
     stranger = fake_runner(workspace, resume="no-such-thread")
-    with pytest.raises(CliStartFailed, match="cannot resume"):
+    with pytest.raises(CliStartFailed, match="cannot resume") as caught:
         await stranger.start()
+    assert caught.value.code == "SESSION_NOT_FOUND"
     await stranger.stop()
     assert our_zombies() == []
 

@@ -160,7 +160,12 @@ def test_a_structured_result_gives_rows_one_row_or_a_typed_error():
     with pytest.raises(InvalidInput, match="OUTPUT_INVALID"):
         TurnResult(outcome="failed", error_code="OUTPUT_INVALID", **common).to_frame()
     plain = TurnResult(outcome="completed", text="hi", events=(), session_id="s")
-    assert list(plain.to_frame().columns) == ["kind", "summary", "parent_tool_use_id"]  # no schema: events
+    assert list(plain.to_frame().columns) == [
+        "at",
+        "kind",
+        "summary",
+        "parent_tool_use_id",
+    ]  # no schema: events
 
 
 def test_the_standin_builds_a_minimal_instance_that_matches_the_schema():
@@ -181,10 +186,12 @@ def test_the_standin_builds_a_minimal_instance_that_matches_the_schema():
         },
         "required": ["when", "kind", "tags", "n", "maybe"],
     }
+    assert minimal_instance({"type": "string", "maxLength": 3}) == ""  # where the placeholder cannot fit
+    assert minimal_instance({"type": "string", "minLength": 2, "pattern": "^[a-z]+$"}) == "xx"
     assert minimal_instance(rich) == {
         "when": "1970-01-01T00:00:00Z",
         "kind": "a",
-        "tags": ["", ""],
+        "tags": ["stand-in placeholder", "stand-in placeholder"],  # whose value it is, not a blank
         "n": 5,
         "maybe": None,
     }

@@ -184,8 +184,9 @@ async def test_a_new_runner_resumes_and_an_unknown_conversation_is_refused(cli, 
     await again.stop()
     assert result.outcome == "completed" and result.text == "echo: two (turn 2)"
     unknown = fake_runner(cli, workspace, resume="01a00000-0000-7000-8000-000000000000")
-    with pytest.raises(CliStartFailed, match="No conversation found"):
+    with pytest.raises(CliStartFailed, match="No conversation found") as caught:
         await unknown.start()  # what the office catches to begin a new conversation
+    assert caught.value.code == "SESSION_NOT_FOUND"
 
 
 @pytest.mark.parametrize("cli", CLIS)

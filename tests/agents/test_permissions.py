@@ -38,7 +38,7 @@ async def test_allow_from_code_with_updated_input(tmp_path):
             event.allow({"command": "touch other.txt"})
     result = await turn
     assert tool_result(result).content == "ran touch other.txt" and not tool_result(result).is_error
-    assert PermissionWithdrawn(request_id="perm-1", decision="allowed") in result.events
+    assert PermissionWithdrawn(request_id="perm-1", decision="allowed", by="the user") in result.events
     assert runner.pending_permissions == []
     assert "--permission-prompt-tool" in runner.process.argv
     await runner.stop()
@@ -84,4 +84,8 @@ async def test_async_handler_decides(tmp_path):
     result = await runner.send("make a file")
     assert asked == ["Bash"]
     assert tool_result(result).content == "ran touch created.txt"
+    closed = [event for event in result.events if isinstance(event, PermissionWithdrawn)]
+    assert [event.summary() for event in closed] == [
+        "perm-1: allowed by the permission handler"
+    ]  # who said yes
     await runner.stop()

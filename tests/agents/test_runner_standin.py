@@ -9,7 +9,7 @@ import pytest
 
 from elynav_nb.agents import AgentRunner, PermissionRequest, ToolResult, ToolUse, builtin_agents
 from elynav_nb.agents.process import StopBounds
-from elynav_nb.errors import AgentNotFound
+from elynav_nb.errors import AgentNotFound, SessionNotFound
 
 from .helpers import process_alive, wait_until_gone_async
 
@@ -48,8 +48,21 @@ async def test_an_agent_name_that_is_not_installed_fails_fast(tmp_path):
     runner = make_runner(tmp_path, "elynav-nobody")
     with pytest.raises(AgentNotFound) as caught:
         await runner.start()
-    assert "install_agents" in str(caught.value)
+    assert "elynav-sdr" in str(caught.value) and "elynav-nobody.md" in str(
+        caught.value
+    )  # what exists, the fix
     assert runner.pid is None  # nothing was spawned
+    assert not (tmp_path / ".claude" / "agents" / "elynav-nobody.md").exists()
+
+
+@pytest.mark.anyio
+async def test_a_built_in_agent_runs_in_any_workspace_as_the_magic_does(tmp_path):
+    """One rule for a name: ``AgentRunner("elynav-sdr")`` in an empty folder writes the built-in file, as
+    ``%%agent sdr`` (a definition object) does, and runs it."""
+    async with make_runner(tmp_path, "elynav-sdr") as runner:
+        result = await runner.send("Bonjour")
+    assert result.ok
+    assert (tmp_path / ".claude" / "agents" / "elynav-sdr.md").is_file()
 
 
 @pytest.mark.anyio
@@ -179,3 +192,12 @@ async def test_stop_during_start_leaves_no_process(tmp_path):
     assert runner.status == "closed"
     pid = runner.pid
     assert pid is None or not process_alive(pid), "a start racing the stop left its CLI running"
+
+
+@pytest.mark.anyio
+async def test_a_session_claude_cannot_resume_is_session_not_found(tmp_path):
+    runner = make_runner(tmp_path, resume="01a00000-0000-4000-8000-000000000000")
+    with pytest.raises(SessionNotFound) as caught:
+        await runner.start()
+    await runner.stop()
+    assert caught.value.code == "SESSION_NOT_FOUND" and "No conversation found" in str(caught.value)

@@ -92,8 +92,9 @@ async def test_claude_a_structured_turn_gives_data_and_rows(workspace):
 async def test_claude_without_a_directive_the_standin_answers_a_minimal_instance(workspace):
     async with standin(workspace) as runner:
         result = await runner.send("who to call", output_schema=Contact)
-    assert result.outcome == "completed" and result.data == {"email": ""}
+    assert result.outcome == "completed" and result.data == {"email": "stand-in placeholder"}
     assert len(result.to_frame()) == 1
+    assert "minimal instance of the schema" in result.text and "@standin json" in result.text  # said
 
 
 async def test_claude_an_answer_the_cli_keeps_refusing_is_output_invalid(workspace):
@@ -131,7 +132,7 @@ async def test_claude_a_schema_change_restarts_with_resume_and_keeps_the_convers
     assert "--json-schema" not in fourth_argv
     assert {r.session_id for r in (first, second, third, fourth)} == {first.session_id}
     assert "I remember 3 earlier turns" in fourth.text  # the resumed process has the conversation
-    assert second.data == Account(name="", score=0) and fourth.data is None
+    assert second.data == Account(name="stand-in placeholder", score=0) and fourth.data is None
 
 
 @pytest.mark.parametrize("bad", [{"type": "bogus"}, "not a schema", 3, {}])
@@ -250,7 +251,7 @@ async def test_claude_an_agent_with_a_tools_list_gets_structured_output_inline(w
     assert inline["elynav-lister"]["tools"] == ["Read", "StructuredOutput"]
     assert inline["elynav-lister"]["prompt"] == "You list." and inline["elynav-lister"]["model"] == "sonnet"
     assert plain.outcome == "completed" and result.outcome == "completed", result.error
-    assert result.data == {"email": ""}
+    assert result.data == {"email": "stand-in placeholder"}
     assert started is not None and "StructuredOutput" in started.tools
 
 

@@ -61,3 +61,19 @@ async def test_start_raises_and_send_gives_a_failed_turn_whose_repr_names_the_co
     assert result.outcome == "failed" and result.error_code == "CLI_NOT_FOUND"
     assert "error_code=CLI_NOT_FOUND" in repr(result)
     assert "CLI_NOT_FOUND" in result._repr_html_()
+
+
+async def test_the_event_table_says_when_each_event_came_and_what_a_raw_status_line_is(
+    tmp_path: Path,
+) -> None:
+    async with AgentRunner(SDR, tmp_path, executable="standin") as runner:
+        turn = runner.send("@standin bash echo hi")
+        live = turn.to_frame()
+        result = await turn
+    frame = result.to_frame()
+    assert list(frame.columns) == ["at", "kind", "summary", "parent_tool_use_id"]
+    assert str(frame["at"].dtype).endswith("UTC]") and frame["at"].notna().all()
+    assert frame["at"].is_monotonic_increasing  # in the order they came
+    assert len(live) <= len(frame) and list(live["at"]) == list(frame["at"][: len(live)])
+    raw = frame.loc[frame["kind"] == "raw", "summary"].tolist()
+    assert "system/status: requesting" in raw  # what the line says, not only its type

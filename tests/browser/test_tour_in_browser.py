@@ -37,15 +37,17 @@ def test_the_tour_runs_in_jupyterlab_and_its_widgets_render(tmp_path: Path, lab_
     turn_cell = next(index for index, source in cells if source.rstrip().endswith("turn"))
     board_cell = next(index for index, source in cells if "office.board()" in source)
     ask_cell = next(index for index, source in cells if "office.ask(" in source)
+    agent_cell = next(index for index, source in cells if source.startswith("%%agent"))
 
     with LabServer.start(folder) as server, lab_browser.open_notebook(server, TOUR) as notebook:
         notebook.failure_screenshot_dir = tmp_path / "failures"
         for index, _source in cells:
             notebook.run_cell(index)
             notebook.wait_for_cell_finished(index, timeout=120)  # raises CellFailed on an error output
-            if index == turn_cell:  # the live transcript follows the turn to its end, then hides its Cancel
-                notebook.wait_for_output(index, "completed", timeout=30)
+            if index in (turn_cell, agent_cell):  # the live transcript follows the turn to its end,
+                notebook.wait_for_output(index, "completed", timeout=30)  # then hides its Cancel
                 assert "Cancel" not in notebook.visible_button_labels(index)
+                notebook.wait_for_widgets_rendered(index)  # still the live view once its display is updated
             if index == ask_cell:  # the board, in another cell, saw the two asks end
                 notebook.wait_for_output(board_cell, "asks served", timeout=30)
                 notebook.screenshot(SCREENSHOT.with_name("browser_tour_board.png"), cell=board_cell)
@@ -54,3 +56,24 @@ def test_the_tour_runs_in_jupyterlab_and_its_widgets_render(tmp_path: Path, lab_
         notebook.screenshot(SCREENSHOT)
 
     assert server.leftover_processes == [], "processes outlived the server's shutdown"
+
+
+def test_the_saved_tour_reopened_without_widget_state_shows_how_each_turn_ended(
+    tmp_path: Path, lab_browser: LabBrowser
+) -> None:
+    """The committed notebook, opened as a reader opens it (no kernel run, no widget state): each turn's
+    output is its saved final transcript, not "starting · 0 events"."""
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    (folder / TOUR).write_bytes((NOTEBOOKS / TOUR).read_bytes())
+    cells = code_cells(folder / TOUR)
+    turn_cell = next(index for index, source in cells if source.rstrip().endswith("turn"))
+    agent_cell = next(index for index, source in cells if source.startswith("%%agent"))
+    with LabServer.start(folder) as server, lab_browser.open_notebook(server, TOUR) as notebook:
+        for index, said in (
+            (turn_cell, "You said: Bonjour ! Qui es-tu ?"),
+            (agent_cell, "que sais-tu faire ?"),
+        ):
+            shown = notebook.wait_for_output(index, said, timeout=30)
+            assert shown.startswith("completed · agent elynav-sdr") and "starting" not in shown, shown
+        notebook.screenshot(SCREENSHOT.with_name("browser_tour_saved.png"), cell=turn_cell)

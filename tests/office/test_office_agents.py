@@ -220,7 +220,7 @@ async def test_asks_left_in_flight_by_a_dead_office_are_ended_on_the_next_start(
     first_line = (await asyncio.wait_for(process.stdout.readline(), timeout=30)).decode().split()
     cli_pid, dead_socket_folder = int(first_line[0]), Path(first_line[1])
     with pytest.raises(OfficeAlreadyRunning, match=f"process {process.pid}"):  # the other kernel holds it
-        await Office(workspace, [worker("w-a")], executable="standin").start()
+        await Office(workspace, [worker("w-a")], executable="standin", attach=False).start()
     process.kill()  # the kernel dies: no cleanup runs
     await process.communicate()
     try:

@@ -160,9 +160,9 @@ async def test_interrupting_the_cell_that_awaits_an_ask_cancels_it(make_office):
     assert reply.outcome == "cancelled" and reply.cancelled_by == USER
 
 
-async def test_a_second_office_on_the_same_workspace_is_refused(make_office, tmp_path):
+async def test_a_second_office_that_may_not_attach_is_refused(make_office, tmp_path):
     office = await make_office([worker("w-a")])
-    second = Office(office.workspace, [worker("w-a")], executable="standin")
+    second = Office(office.workspace, [worker("w-a")], executable="standin", attach=False)
     with pytest.raises(Exception) as caught:
         await second.start()
     assert getattr(caught.value, "code", "") == "OFFICE_ALREADY_RUNNING"
@@ -317,3 +317,13 @@ async def test_a_headless_employee_is_allowed_the_tools_its_definition_lists(mak
         builtin_agents()["elynav-orchestrator"].tools
     )
     assert "mcp__crm__pipeline_summary" in allowed and "Bash(elynav ask:*)" in allowed
+
+
+async def test_an_unknown_ask_option_is_refused_typed_and_nothing_is_queued(make_office):
+    office = await make_office([worker("w-a")])
+    for call in (office.submit, office.try_ask):
+        with pytest.raises(InvalidInput, match="unknown ask option 'sendr'"):
+            call("w-a", "hello", sendr="user")
+    with pytest.raises(InvalidInput, match="unknown ask option"):
+        await office.ask("w-a", "hello", timeout_s=3)
+    assert office.asks == [] and office.history().empty

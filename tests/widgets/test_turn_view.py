@@ -180,7 +180,11 @@ async def test_capability_bundle_uses_the_registered_view_in_a_kernel(
     monkeypatch.setattr(display, "in_notebook_kernel", lambda: True)
     turn_bundle = turn._repr_mimebundle_()
     runner_bundle = runner._repr_mimebundle_()
-    assert WIDGET_MIME in turn_bundle and turn_bundle["text/plain"] == repr(turn)
+    assert WIDGET_MIME in turn_bundle and turn_bundle["text/plain"].startswith(repr(turn) + "\n")
+    assert (
+        "→ Bash" in turn_bundle["text/plain"] and "Done: 1 < 2" in turn_bundle["text/plain"]
+    )  # the transcript
+    assert "tool <b>Bash</b>" in turn_bundle["text/html"] and "Done: 1 &lt; 2" in turn_bundle["text/html"]
     assert WIDGET_MIME in runner_bundle and runner_bundle["text/plain"] == repr(runner)
     monkeypatch.setattr(display, "in_notebook_kernel", lambda: False)
     assert WIDGET_MIME not in turn._repr_mimebundle_()

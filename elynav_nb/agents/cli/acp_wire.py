@@ -52,7 +52,15 @@ from elynav_nb.agents.events import (
     PermissionRequest,
 )
 from elynav_nb.agents.output_schema import prompt_with_schema
-from elynav_nb.errors import CliStartFailed, ElynavError, InvalidInput, NotAllowed, NotFound, ProtocolError
+from elynav_nb.errors import (
+    CliStartFailed,
+    ElynavError,
+    InvalidInput,
+    NotAllowed,
+    NotFound,
+    ProtocolError,
+    SessionNotFound,
+)
 
 __all__ = ["AUTH_REQUIRED_CODE", "CLIENT_INFO", "AcpWire", "usable_auth_method"]
 
@@ -268,7 +276,10 @@ class AcpWire:
             else:
                 reason = "it does not advertise loadSession"
             if self.resume_asked:
-                raise ProtocolError(f"{self.label} cannot load session {self.session_id} ({reason})")
+                raise SessionNotFound(
+                    f"{self.label} cannot load session {self.session_id} ({reason})",
+                    details={"session_id": self.session_id, "cli": "acp"},
+                )
             self.notices.append(
                 AgentError(
                     f"{self.label} could not load session {self.session_id} ({reason}): "
@@ -367,6 +378,8 @@ class AcpWire:
         return False
 
     def describe_start_failure(self, error: ElynavError, details: dict[str, Any]) -> ElynavError:
+        if isinstance(error, SessionNotFound):
+            return error
         if isinstance(error, ProtocolError):  # the agent runs, and refused the handshake
             return CliStartFailed(str(error), details={**details, **error.details, "cli": "acp"})
         return start_failure(error, details, self.start_timeout)

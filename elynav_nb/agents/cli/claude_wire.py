@@ -30,7 +30,7 @@ from elynav_nb.agents.cli.claude_codec import (
 )
 from elynav_nb.agents.cli.wire import TurnSink, WireChannel, start_failure
 from elynav_nb.agents.events import AgentEvent, ControlFrame, ControlRequest, PermissionRequest
-from elynav_nb.errors import AgentNotFound, BypassRefusedAsRoot, ElynavError
+from elynav_nb.errors import AgentNotFound, BypassRefusedAsRoot, ElynavError, SessionNotFound
 
 __all__ = ["ClaudeStreamWire", "RequestServer"]
 
@@ -128,6 +128,9 @@ class ClaudeStreamWire:
                 "sandbox only, set IS_SANDBOX=1 in the runner's environment.",
                 details=details,
             )
+        if "no conversation found" in lowered:  # claude's words for a session it cannot resume
+            failure = start_failure(error, details, self.start_timeout)
+            return SessionNotFound(failure.message, details=failure.details)
         return start_failure(error, details, self.start_timeout)
 
     async def send_prompt(

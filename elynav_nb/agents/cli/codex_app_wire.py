@@ -41,7 +41,7 @@ from elynav_nb.agents.events import (
     PermissionRequest,
     RawEvent,
 )
-from elynav_nb.errors import CliStartFailed, ElynavError, ProtocolError
+from elynav_nb.errors import CliStartFailed, ElynavError, ProtocolError, SessionNotFound
 
 __all__ = ["CLIENT_INFO", "CodexAppServerWire"]
 
@@ -157,7 +157,7 @@ class CodexAppServerWire:
 
     def describe_start_failure(self, error: ElynavError, details: dict[str, Any]) -> ElynavError:
         if isinstance(error, ProtocolError) and self.resume_asked:
-            return CliStartFailed(
+            return SessionNotFound(
                 f"No conversation found with thread id {self.thread_id} in {self.home} "
                 f"(codex cannot resume it: {error})",
                 details={"session_id": self.thread_id, "cli": "codex"},

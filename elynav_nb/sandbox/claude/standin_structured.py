@@ -19,8 +19,10 @@ What the real claude 2.1.332 does (checked against the fake model API), and so t
 Which value the stand-in's model answers: the ``@standin json <json text>`` directive's value,
 verbatim (so a test can make an invalid one); without it, ``minimal_instance(schema)``: built
 deterministically from the schema (an object's required properties, the first ``enum``/``const``
-value, ``default`` where given, ``""`` / ``0`` / ``false`` / ``null``, arrays of ``max(minItems, 1)``
-items, a few string formats; ``$ref`` to ``#/$defs``, the first branch of ``anyOf``/``oneOf``).
+value, ``default`` where given, ``0`` / ``false`` / ``null``, arrays of ``max(minItems, 1)`` items, a few
+string formats, other strings ``PLACEHOLDER`` where the schema allows it (so a row of it reads as the
+stand-in's, not as a blank failure); ``$ref`` to ``#/$defs``, the first branch of ``anyOf``/``oneOf``).
+The turn's text then says that its answer is such a minimal instance, and how to script another.
 Problem texts follow the real CLI's ajv style (``root: must have required property 'n'``,
 ``/name: must be string``) for the common keywords, jsonschema's own message otherwise.
 """
@@ -33,6 +35,8 @@ from typing import Any
 
 __all__ = [
     "MAX_ATTEMPTS",
+    "MINIMAL_NOTE",
+    "PLACEHOLDER",
     "SchemaFlagError",
     "STRUCTURED_OUTPUT_OK",
     "STRUCTURED_OUTPUT_TOOL",
@@ -45,6 +49,12 @@ __all__ = [
 STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
 STRUCTURED_OUTPUT_OK = "Structured output provided successfully"
 MAX_ATTEMPTS = 5
+PLACEHOLDER = "stand-in placeholder"  # a string of a minimal instance: says whose it is
+MINIMAL_NOTE = (
+    "No model here: the structured answer is a minimal instance of the schema (one item, placeholder "
+    "values); `@standin json <value>` scripts another."
+)
+
 _FORMATS = {
     "date-time": "1970-01-01T00:00:00Z",
     "date": "1970-01-01",
@@ -161,7 +171,12 @@ def minimal_instance(schema: Any, root: dict[str, Any] | None = None) -> Any:
         return [minimal_instance(schema.get("items", {}), root) for _ in range(count)]
     if kind == "string":
         text = _FORMATS.get(str(schema.get("format", "")), "")
-        return text or "x" * int(schema.get("minLength", 0))
+        if text:
+            return text
+        shortest, longest = int(schema.get("minLength", 0)), schema.get("maxLength")
+        if "pattern" not in schema and (longest is None or len(PLACEHOLDER) <= int(longest)):
+            return PLACEHOLDER.ljust(shortest, "x")
+        return "x" * shortest
     if kind in ("integer", "number"):
         minimum = schema.get("minimum", schema.get("exclusiveMinimum"))
         value = 0 if minimum is None else minimum + (1 if "exclusiveMinimum" in schema else 0)

@@ -32,6 +32,7 @@ from elynav_nb.sandbox.claude import standin_wire as wire
 from elynav_nb.sandbox.claude.standin_directives import Directive, ParsedMessage, parse_message
 from elynav_nb.sandbox.claude.standin_structured import (
     MAX_ATTEMPTS,
+    MINIMAL_NOTE,
     STRUCTURED_OUTPUT_OK,
     STRUCTURED_OUTPUT_TOOL,
     minimal_instance,
@@ -161,9 +162,10 @@ class TurnRunner(ToolRoundTrips):
         """``--json-schema``: the reply and a StructuredOutput call, checked like the real CLI (``standin_structured``)."""
         state = self.state
         directive = parsed.first("json")
-        value = (
-            directive.value if directive is not None and not directive.problem else minimal_instance(schema)
-        )
+        scripted = directive is not None and not directive.problem
+        value = directive.value if directive is not None and scripted else minimal_instance(schema)
+        if not scripted:
+            final_text = f"{final_text}\n{STANDIN_TAG} {MINIMAL_NOTE}"
         problems = ""
         for attempt in range(MAX_ATTEMPTS):
             self._status()
