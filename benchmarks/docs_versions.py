@@ -42,7 +42,9 @@ def build_versions(count: int) -> tuple[bytes, bytes]:
         elif kind == 1:
             insert_block(doc, f"item {index} with *emphasis*", type="bulletListItem")
         else:
-            insert_block(doc, f"Paragraph {index}: plain, **bold**, `code` and a [link](https://example.org/{index}).")
+            insert_block(
+                doc, f"Paragraph {index}: plain, **bold**, `code` and a [link](https://example.org/{index})."
+            )
     first = doc.get_update()
     ids = [block.id for block in read_blocks(doc)]
     for position in range(0, len(ids), 20):  # 5% edited
@@ -68,14 +70,18 @@ def peer(first: bytes, second: bytes, repeats: int) -> tuple[float, int]:
         completed = subprocess.run(
             ["node", str(INTEROP / "node" / "bench_read.mjs")],
             cwd=INTEROP,
-            input=json.dumps({"update": base64.b64encode(update).decode(), "repeats": repeats, "markdown": True}),
+            input=json.dumps(
+                {"update": base64.b64encode(update).decode(), "repeats": repeats, "markdown": True}
+            ),
             capture_output=True,
             text=True,
             timeout=600,
             check=True,
         )
         answer = json.loads(completed.stdout)
-        node_seconds += (statistics.median(answer["to_blocks_ms"]) + statistics.median(answer["to_markdown_ms"])) / 1000
+        node_seconds += (
+            statistics.median(answer["to_blocks_ms"]) + statistics.median(answer["to_markdown_ms"])
+        ) / 1000
         markdowns.append(answer["markdown"])
     started = time.perf_counter()
     lines = list(
