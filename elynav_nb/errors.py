@@ -66,7 +66,8 @@ The tree::
         ├── RateLimited                 RATE_LIMITED
         ├── ResponseTooLarge            RESPONSE_TOO_LARGE
         ├── RoomReset                   ROOM_RESET
-        └── KernelDied                  KERNEL_DIED
+        ├── KernelDied                  KERNEL_DIED
+        └── UnsavedChanges              UNSAVED_CHANGES
 """
 
 from __future__ import annotations
@@ -126,6 +127,7 @@ __all__ = [
     "TemplateNotFound",
     "TemplateStoreCorrupt",
     "ToolFailed",
+    "UnsavedChanges",
     "UnsupportedBlockType",
     "VersionConflict",
     "error_for_code",
@@ -461,6 +463,13 @@ class RateLimited(ServiceError):
     """The server throttled us (HTTP 429) beyond the retries allowed; wait and try again."""
 
     code = "RATE_LIMITED"
+
+
+class UnsavedChanges(ServiceError):
+    """Docs did not save these edits in time (a throttle, a failing server): they are live, or kept
+    in a file named in ``details["kept_in"]`` (``DocsSession.save_kept_state`` saves it later)."""
+
+    code = "UNSAVED_CHANGES"
 
 
 class ResponseTooLarge(ServiceError):
