@@ -47,6 +47,7 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
 
 # what each group of commands is for (its line in `elynav --help`)
 GROUPS: dict[str, str] = {
+    "office": "the office of a workspace: serve it headless for kernels, chat and terminals",
     "agents": "the agent definitions: list them, install them into a workspace",
     "mcp": "serve a capability to agents over MCP (stdio): crm, templates, docs, notebook",
     "crm": "the CRM's data: a deterministic demo database",
