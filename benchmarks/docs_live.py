@@ -28,8 +28,8 @@ from typing import Any
 from pycrdt import Doc
 
 from elynav_nb.docs.blocknote import insert_block, read_blocks
-from elynav_nb.docs.connection import DocsConnection
-from elynav_nb.docs.inline_markdown import clear_render_cache
+from elynav_nb.docs.live.connection import DocsConnection
+from elynav_nb.docs.markdown.inline import clear_render_cache
 
 INTEROP = Path(__file__).resolve().parent.parent / "tests" / "interop"
 ORIGIN = "http://localhost:3000"

@@ -31,10 +31,10 @@ from typing import Any
 
 from pycrdt import Doc
 
-from elynav_nb.docs.block_builder import insert_markdown, prepare_blocks
 from elynav_nb.docs.blocknote import read_blocks
-from elynav_nb.docs.connection import DocsConnection
-from elynav_nb.docs.markdown_blocks import parse_markdown
+from elynav_nb.docs.blocknote.builder import insert_markdown, prepare_blocks
+from elynav_nb.docs.live.connection import DocsConnection
+from elynav_nb.docs.markdown.blocks import parse_markdown
 
 INTEROP = Path(__file__).resolve().parent.parent / "tests" / "interop"
 ORIGIN = "http://localhost:3000"

@@ -39,7 +39,7 @@ from elynav_nb.docs.blocknote import (
     read_blocks,
     update_block_text,
 )
-from elynav_nb.docs.inline_markdown import clear_render_cache
+from elynav_nb.docs.markdown.inline import clear_render_cache
 
 INTEROP = Path(__file__).resolve().parent.parent / "tests" / "interop"
 

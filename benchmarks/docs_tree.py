@@ -36,8 +36,8 @@ from typing import Any
 
 from elynav_nb.docs.credentials import DocsCredentials
 from elynav_nb.docs.rest import DocsRestClient, RequestThrottle
-from elynav_nb.docs.rest_tree import DocsTreeClient
-from elynav_nb.docs.tree import DocumentNode, DocumentTree
+from elynav_nb.docs.rest.tree import DocumentNode, DocumentTree
+from elynav_nb.docs.rest.tree_client import DocsTreeClient
 
 TOP_DOCUMENTS = 20
 MAX_FAN_OUT = 6

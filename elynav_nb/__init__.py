@@ -2,7 +2,7 @@
 
 The names most notebooks need are available here; each capability keeps its full surface in its
 own sub-package (``elynav_nb.agents``, ``elynav_nb.office``, ``elynav_nb.templates``,
-``elynav_nb.crm``, ``elynav_nb.docs``). Capabilities are imported on first use of one of their names, so
+``elynav_nb.crm``, ``elynav_nb.docs``, ``elynav_nb.notebook``). Capabilities are imported on first use of one of their names, so
 ``import elynav_nb`` stays fast for scripts, the ``elynav`` CLI and MCP servers. Importing
 this package has no side effect: no event-loop policy, no nest_asyncio, no display, no logging
 configuration, except one switch from outside: with ``ELYNAV_LOG=debug`` (or ``info``, ``warning``,
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     )
     from elynav_nb.agents.tools import agent_tool, df_tools, kernel_tools
     from elynav_nb.crm import Crm, write_mcp_config
+    from elynav_nb.notebook import LiveNotebook, notebook_tools
     from elynav_nb.office import Office
     from elynav_nb.templates import Templates
 
@@ -53,6 +54,8 @@ _LAZY_NAMES = {
     "Templates": "elynav_nb.templates",
     "Crm": "elynav_nb.crm",
     "write_mcp_config": "elynav_nb.crm",
+    "LiveNotebook": "elynav_nb.notebook",
+    "notebook_tools": "elynav_nb.notebook",
 }
 
 __all__ = [
@@ -60,6 +63,7 @@ __all__ = [
     "AgentRunner",
     "Crm",
     "ElynavError",
+    "LiveNotebook",
     "Office",
     "RunnerManager",
     "Templates",
@@ -71,6 +75,7 @@ __all__ = [
     "install_agents",
     "kernel_tools",
     "load_agents",
+    "notebook_tools",
     "write_mcp_config",
 ]
 

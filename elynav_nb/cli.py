@@ -41,13 +41,15 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("crm", "demo"), "elynav_nb.crm.demo_command", "create a deterministic demo CRM database"),
     (("mcp", "templates"), "elynav_nb.templates.command", "serve agent-template admin over MCP (stdio)"),
     (("mcp", "docs"), "elynav_nb.docs.command", "serve La Suite Docs live editing over MCP (stdio)"),
+    (("mcp", "notebook"), "elynav_nb.notebook.command", "serve a live Jupyter notebook's cells over MCP (stdio)"),
     (("sandbox", "docs"), "elynav_nb.sandbox.docs.command", "run the local La Suite Docs stand-in"),
 ]
 
 # what each group of commands is for (its line in `elynav --help`)
 GROUPS: dict[str, str] = {
+    "office": "the office of a workspace: serve it headless for kernels, chat and terminals",
     "agents": "the agent definitions: list them, install them into a workspace",
-    "mcp": "serve a capability to agents over MCP (stdio): crm, templates, docs",
+    "mcp": "serve a capability to agents over MCP (stdio): crm, templates, docs, notebook",
     "crm": "the CRM's data: a deterministic demo database",
     "sandbox": "local stand-ins of remote services: La Suite Docs",
 }

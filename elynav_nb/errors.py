@@ -26,7 +26,9 @@ The tree::
     │   ├── AskNotFound                 ASK_NOT_FOUND
     │   ├── OfficeUnreachable           OFFICE_UNREACHABLE
     │   ├── DocNotFound                 DOC_NOT_FOUND
-    │   └── BlockNotFound               BLOCK_NOT_FOUND
+    │   ├── BlockNotFound               BLOCK_NOT_FOUND
+    │   ├── NotebookNotFound            NOTEBOOK_NOT_FOUND
+    │   └── CellNotFound                CELL_NOT_FOUND
     ├── Duplicate                       DUPLICATE
     ├── NotAllowed                      NOT_ALLOWED
     │   ├── DocReadonly                 DOC_READONLY
@@ -38,6 +40,7 @@ The tree::
     │   ├── VersionConflict             VERSION_CONFLICT
     │   ├── AgentBusy                   AGENT_BUSY
     │   ├── Deadlock                    DEADLOCK
+    │   │   └── RunRefused              RUN_REFUSED
     │   ├── OfficeAlreadyRunning        OFFICE_ALREADY_RUNNING
     │   └── InstanceMismatch            INSTANCE_MISMATCH
     ├── StoreCorrupt                    STORE_CORRUPT
@@ -61,7 +64,10 @@ The tree::
     └── ServiceError                    SERVICE_ERROR
         ├── DatabaseBusy                DATABASE_BUSY
         ├── RateLimited                 RATE_LIMITED
-        └── ResponseTooLarge            RESPONSE_TOO_LARGE
+        ├── ResponseTooLarge            RESPONSE_TOO_LARGE
+        ├── RoomReset                   ROOM_RESET
+        ├── KernelDied                  KERNEL_DIED
+        └── UnsavedChanges              UNSAVED_CHANGES
 """
 
 from __future__ import annotations
@@ -81,6 +87,7 @@ __all__ = [
     "BudgetReached",
     "BypassRefusedAsRoot",
     "CallerUnknown",
+    "CellNotFound",
     "CliExited",
     "CliNotFound",
     "CliStartFailed",
@@ -95,10 +102,12 @@ __all__ = [
     "ElynavError",
     "InstanceMismatch",
     "InvalidInput",
+    "KernelDied",
     "LimitReached",
     "MaxTurnsReached",
     "NotAllowed",
     "NotFound",
+    "NotebookNotFound",
     "OfficeAlreadyRunning",
     "OfficeUnreachable",
     "OperationTimeout",
@@ -107,6 +116,8 @@ __all__ = [
     "ProtocolError",
     "RateLimited",
     "ResponseTooLarge",
+    "RoomReset",
+    "RunRefused",
     "RunnerClosed",
     "ServiceError",
     "SessionNotFound",
@@ -116,6 +127,7 @@ __all__ = [
     "TemplateNotFound",
     "TemplateStoreCorrupt",
     "ToolFailed",
+    "UnsavedChanges",
     "UnsupportedBlockType",
     "VersionConflict",
     "error_for_code",
@@ -227,6 +239,18 @@ class BlockNotFound(NotFound):
     code = "BLOCK_NOT_FOUND"
 
 
+class NotebookNotFound(NotFound):
+    """The notebook is not on the Jupyter server at this path (never there, renamed or deleted)."""
+
+    code = "NOTEBOOK_NOT_FOUND"
+
+
+class CellNotFound(NotFound):
+    """No cell of the live notebook has this id (never there, or deleted by someone else)."""
+
+    code = "CELL_NOT_FOUND"
+
+
 class Duplicate(ElynavError):
     """The thing to create already exists; ``details`` names the existing one."""
 
@@ -291,6 +315,13 @@ class Deadlock(Conflict):
     """The ask would close a wait-for cycle (an agent waiting, through others, on itself). Refused."""
 
     code = "DEADLOCK"
+
+
+class RunRefused(Deadlock):
+    """A notebook cell cannot be run now without waiting for ever (the kernel is busy with the very
+    cell that asked, and it has no subshells), or the kernel is not there. Nothing was run."""
+
+    code = "RUN_REFUSED"
 
 
 class OfficeAlreadyRunning(Conflict):
@@ -434,11 +465,31 @@ class RateLimited(ServiceError):
     code = "RATE_LIMITED"
 
 
+class UnsavedChanges(ServiceError):
+    """Docs did not save these edits in time (a throttle, a failing server): they are live, or kept
+    in a file named in ``details["kept_in"]`` (``DocsSession.save_kept_state`` saves it later)."""
+
+    code = "UNSAVED_CHANGES"
+
+
 class ResponseTooLarge(ServiceError):
     """A server sent more than the size limit (a REST body, a collaboration message); nothing of it
     was kept. ``details`` name the limit in bytes and the setting that raises it."""
 
     code = "RESPONSE_TOO_LARGE"
+
+
+class RoomReset(ServiceError):
+    """The collaboration room was reset (server restarted, room dropped) and could not be joined again
+    in time; the writes not acknowledged are named in ``details``."""
+
+    code = "ROOM_RESET"
+
+
+class KernelDied(ServiceError):
+    """The notebook's kernel died or restarted while it ran a cell; no output was written twice."""
+
+    code = "KERNEL_DIED"
 
 
 def _all_error_classes() -> list[type[ElynavError]]:

@@ -12,6 +12,7 @@ EXPECTED_PUBLIC_NAMES = [
     "AgentRunner",
     "Crm",
     "ElynavError",
+    "LiveNotebook",
     "Office",
     "RunnerManager",
     "Templates",
@@ -23,6 +24,7 @@ EXPECTED_PUBLIC_NAMES = [
     "install_agents",
     "kernel_tools",
     "load_agents",
+    "notebook_tools",
     "write_mcp_config",
 ]
 

@@ -64,9 +64,16 @@ def templates_server_entry(*, python_executable: str | None = None) -> dict[str,
 
 
 def docs_server_entry(*, python_executable: str | None = None) -> dict[str, Any]:
-    """The entry of ``elynav mcp docs`` (instance and credentials from the environment)."""
+    """The entry of ``elynav mcp docs`` (instance and credentials from the environment); people
+    see the agent's name (``$ELYNAV_AGENT_NAME``) on what it writes."""
     arguments = ["-m", "elynav_nb", "mcp", "docs"]
-    return {"type": "stdio", "command": python_executable or sys.executable, "args": arguments, "env": {}}
+    environment = {"DOCS_MCP_USER_NAME": f"${{{AGENT_NAME_VARIABLE}:-Elynav bot}}"}
+    return {
+        "type": "stdio",
+        "command": python_executable or sys.executable,
+        "args": arguments,
+        "env": environment,
+    }
 
 
 def _read_existing_servers(config_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:

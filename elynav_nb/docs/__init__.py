@@ -3,15 +3,25 @@
 Where it sits: the ``elynav_nb.docs`` capability. The public face is ``DocsSession`` (open a link,
 read blocks, write acknowledged edits, saved over REST) with ``DocsCredentials`` and
 ``DocsSessionPool``. Under it: the pure layers (link parsing ``addressing``, the Hocuspocus frame
-codec ``frames``, inline markdown ``inline_markdown``, the BlockNote tree in a ``pycrdt.Doc``
-``blocknote``) and the I/O layers (``connection.DocsConnection`` over WebSocket, ``rest.DocsRestClient``
-over HTTP). The document tree and lifecycle (list, search, children, descendants, create, rename,
-move, duplicate, trash, restore, favourites) are ``DocsRestClient(...).tree`` (``rest_tree``), with
-the typed records of ``tree`` (``DocumentNode``, ``DocumentList``, ``DocumentTree``,
-``DocumentChange``). Whole markdown: ``DocsSession.insert_markdown`` and ``replace_section`` (which
-answers a ``SectionChange``), over ``markdown_blocks.parse_markdown``. The MCP server is ``elynav_nb.docs.server`` (``elynav mcp docs``).
+codec ``live.frames``, inline markdown ``markdown.inline``, the BlockNote tree in a ``pycrdt.Doc``
+``blocknote``) and the I/O layers (``live.connection.DocsConnection`` over WebSocket,
+``rest.DocsRestClient`` over HTTP). The document tree and lifecycle (list, search, children,
+descendants, create, rename, move, duplicate, trash, restore, favourites) are
+``DocsRestClient(...).tree`` (``rest.tree_client``), with the typed records of ``rest.tree``
+(``DocumentNode``, ``DocumentList``, ``DocumentTree``, ``DocumentChange``). Whole markdown:
+``DocsSession.insert_markdown`` and ``replace_section`` (which answers a ``SectionChange``), over
+``markdown.blocks.parse_markdown``. Comment threads are ``doc.comments`` (``comments``,
+``rest.threads``, anchors in ``blocknote.comments``), versions ``doc.versions()`` / ``diff()``
+(``rest.versions``, ``blocknote.version_diff``), presence ``doc.people()`` (``live.presence``), and
+OIDC sign-in ``DocsCredentials.oidc(...)`` (``oidc``). The MCP server is ``elynav_nb.docs.mcp.server`` (``elynav mcp docs``).
+
+Layers, one folder each (issue 29): ``live/`` (frames, connection), ``blocknote/`` (the document
+model in a ``pycrdt.Doc``), ``markdown/`` (inline and block markdown), ``rest/`` (the shared HTTP,
+documents, the tree), ``mcp/`` (``elynav mcp docs``). The flat paths of before
+(``elynav_nb.docs.frames``, ``...connection``, ``...server``...) still import (``_moved``).
 """
 
+from elynav_nb.docs import _moved
 from elynav_nb.docs.addressing import DocAddress, is_uuid_v4, normalize_instance_origin, parse_docs_url
 from elynav_nb.docs.blocknote import (
     DOCUMENT_FRAGMENT,
@@ -26,17 +36,23 @@ from elynav_nb.docs.blocknote import (
     read_blocks,
     update_block_text,
 )
-from elynav_nb.docs.connection import REMOTE_ORIGIN, DocsConnection
+from elynav_nb.docs.blocknote.section_diff import SectionChange
+from elynav_nb.docs.blocknote.version_diff import DocumentState, VersionDiff
+from elynav_nb.docs.comments import DocumentComments
 from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
-from elynav_nb.docs.frames import Message, decode_message, encode_message
-from elynav_nb.docs.inline_markdown import InlineRun, normalize, parse_inline, render_inline
-from elynav_nb.docs.markdown_blocks import BlockSpec, parse_markdown
-from elynav_nb.docs.rest import DocsRestClient, DocumentInfo
-from elynav_nb.docs.rest_tree import DocsTreeClient
-from elynav_nb.docs.section_diff import SectionChange
+from elynav_nb.docs.live.connection import REMOTE_ORIGIN, DocsConnection
+from elynav_nb.docs.live.frames import Message, decode_message, encode_message
+from elynav_nb.docs.live.presence import Person
+from elynav_nb.docs.markdown.blocks import BlockSpec, parse_markdown
+from elynav_nb.docs.markdown.inline import InlineRun, normalize, parse_inline, render_inline
+from elynav_nb.docs.oidc import OidcCredentials
+from elynav_nb.docs.rest.documents import DocsRestClient, DocumentInfo
+from elynav_nb.docs.rest.threads import Comment, Thread, Threads
+from elynav_nb.docs.rest.tree import MOVE_POSITIONS, DocumentChange, DocumentList, DocumentNode, DocumentTree
+from elynav_nb.docs.rest.tree_client import DocsTreeClient
+from elynav_nb.docs.rest.versions import Version, Versions
 from elynav_nb.docs.session import DocsSession, RemoteChange, SaveResult
 from elynav_nb.docs.session_pool import DocsSessionPool
-from elynav_nb.docs.tree import MOVE_POSITIONS, DocumentChange, DocumentList, DocumentNode, DocumentTree
 
 __all__ = [
     "DOCUMENT_FRAGMENT",
@@ -46,6 +62,7 @@ __all__ = [
     "WRITABLE_BLOCK_TYPES",
     "Block",
     "BlockSpec",
+    "Comment",
     "DocAddress",
     "DocsConnection",
     "DocsCredentials",
@@ -54,15 +71,24 @@ __all__ = [
     "DocsSessionPool",
     "DocsTreeClient",
     "DocumentChange",
+    "DocumentComments",
     "DocumentInfo",
     "DocumentList",
     "DocumentNode",
+    "DocumentState",
     "DocumentTree",
     "InlineRun",
     "Message",
+    "OidcCredentials",
+    "Person",
     "RemoteChange",
     "SaveResult",
     "SectionChange",
+    "Thread",
+    "Threads",
+    "Version",
+    "VersionDiff",
+    "Versions",
     "blocks_to_markdown",
     "check_anonymous_access",
     "decode_message",
@@ -81,3 +107,5 @@ __all__ = [
     "render_inline",
     "update_block_text",
 ]
+
+_moved.install()

@@ -140,3 +140,16 @@ def parse_docs_url(link: str, *, instance: str | None = None) -> DocAddress:
             details={"link_origin": origin, "instance_origin": settled_origin},
         )
     return DocAddress(origin=origin, document_id=document_id)
+
+
+def settle_origin(settled: str | None, origin: str) -> str:
+    """The instance credentials are settled on after meeting ``origin``: ``origin`` itself when
+    none was settled yet; ``INSTANCE_MISMATCH`` for any other than the settled one (so that a
+    secret never leaves for another host)."""
+    normalized = normalize_instance_origin(origin)
+    if settled is not None and normalized != settled:
+        raise InstanceMismatch(
+            f"these credentials are settled on {settled}; refusing to use them for {normalized}",
+            details={"instance_origin": settled, "requested_origin": normalized},
+        )
+    return normalized

@@ -20,12 +20,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="the Docs instance origin (default: $DOCS_INSTANCE_URL, else the first doc_url used)",
     )
+    parser.add_argument(
+        "--user-name",
+        metavar="NAME",
+        default=None,
+        help="the name people see for this writer in the document (default: $DOCS_MCP_USER_NAME, "
+        "which `write_mcp_config` sets to the agent's name, else 'Elynav bot')",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     if args.instance:
         os.environ["DOCS_INSTANCE_URL"] = args.instance
-    from elynav_nb.docs.server import main
+    if args.user_name:
+        os.environ["DOCS_MCP_USER_NAME"] = args.user_name
+    from elynav_nb.docs.mcp.server import main
 
     main()
     return 0

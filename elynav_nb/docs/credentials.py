@@ -12,6 +12,9 @@ given here, or by the first link opened (``settle``). A later link to another or
 Secrets never show: ``repr``/``str`` say only whether a session is set, pickling is refused, the
 values live in private slots (no ``__dict__``), and error messages never carry them.
 
+OIDC (``DocsCredentials.oidc(...)``, ``oidc_token(...)``) gives ``oidc.OidcCredentials`` for Docs'
+resource-server API instead; the cookie path stays for live sessions, the sandbox and existing users.
+
 Anonymous mode (no session) opens only documents that are public **and** editable by link
 (``link_reach == "public"``, ``link_role == "editor"``): ``check_anonymous_access`` fails fast with
 ``DOC_NOT_PUBLIC`` or ``DOC_READONLY`` before any WebSocket is opened. The WebSocket gate needs a
@@ -24,11 +27,12 @@ import hashlib
 import os
 import secrets
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from elynav_nb.docs.addressing import normalize_instance_origin
-from elynav_nb.errors import DocNotPublic, DocReadonly, InstanceMismatch, InvalidInput
+from elynav_nb.docs.addressing import normalize_instance_origin, settle_origin
+from elynav_nb.docs.oidc import OidcCredentials
+from elynav_nb.errors import DocNotPublic, DocReadonly, InvalidInput
 
 __all__ = ["ANONYMOUS_COOKIE", "DocsCredentials", "check_anonymous_access"]
 
@@ -66,6 +70,38 @@ class DocsCredentials:
     def anonymous(cls, instance: str | None = None) -> DocsCredentials:
         """No session: only public documents editable by link can be opened."""
         return cls(None, None, instance=instance)
+
+    @classmethod
+    def oidc(
+        cls,
+        issuer: str,
+        client_id: str,
+        *,
+        client_secret: str | None = None,
+        scopes: Sequence[str] = ("openid",),
+        instance: str | None = None,
+        login_timeout: float = 300.0,
+    ) -> OidcCredentials:
+        """OIDC sign-in for Docs' resource-server API (``oidc.OidcCredentials``): with a
+        ``client_secret``, a service's client credentials; without, a person's login in the
+        browser (authorization code + PKCE: ``await credentials.sign_in()``). Tokens stay in
+        memory and are refreshed. A token opens no live session: Docs' WebSocket takes cookies."""
+        flow = "client_credentials" if client_secret else "authorization_code"
+        return OidcCredentials(
+            issuer,
+            client_id,
+            flow=flow,
+            client_secret=client_secret,
+            scopes=scopes,
+            instance=instance,
+            login_timeout=login_timeout,
+        )
+
+    @classmethod
+    def oidc_token(cls, access_token: str, *, instance: str | None = None) -> OidcCredentials:
+        """A token obtained elsewhere, used as is (never refreshed: ``AUTH_REQUIRED`` once Docs
+        refuses it)."""
+        return OidcCredentials(None, None, flow="token", access_token=access_token, instance=instance)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> DocsCredentials:
@@ -107,14 +143,7 @@ class DocsCredentials:
 
     def settle(self, origin: str) -> str:
         """Settle on ``origin`` if not yet settled; raise ``InstanceMismatch`` for any other origin."""
-        normalized = normalize_instance_origin(origin)
-        if self._instance is None:
-            self._instance = normalized
-        elif normalized != self._instance:
-            raise InstanceMismatch(
-                f"this session is settled on {self._instance}; refusing to use it for {normalized}",
-                details={"instance_origin": self._instance, "requested_origin": normalized},
-            )
+        self._instance = settle_origin(self._instance, origin)
         return self._instance
 
     # --- headers (the only place secrets leave this object) --------------------------------------
@@ -138,6 +167,28 @@ class DocsCredentials:
         if self._session_id is None:
             return ANONYMOUS_COOKIE
         return f"docs_sessionid={self._session_id}; csrftoken={self._csrf()}"
+
+    @property
+    def api_prefix(self) -> str:
+        return "/api/v1.0"
+
+    @property
+    def live_sessions(self) -> bool:
+        """True: a session cookie opens Docs' collaboration WebSocket."""
+        return True
+
+    def request_headers(self, origin: str, *, write: bool) -> dict[str, str]:
+        """The headers of one request to ``origin``: the Cookie, and for a write the CSRF ones."""
+        if write:
+            return self.write_headers(origin)
+        return {"Cookie": self.cookie_header(origin)}
+
+    async def prepare(self) -> None:
+        """Nothing to do before a request: a session cookie does not expire on our side."""
+
+    async def renew(self) -> bool:
+        """A session cookie cannot be renewed here: copy it again from a signed-in browser."""
+        return False
 
     def write_headers(self, origin: str) -> dict[str, str]:
         """Headers every POST/PUT/PATCH/DELETE carries: Cookie, Content-Type, Origin, Referer, X-CSRFToken."""

@@ -9,11 +9,11 @@ How data flows::
     DocsSession.open(link_or_id, credentials, deadline=30)
         parse the link -> settle the instance -> REST retrieve (rights; anonymous: public+editor only)
         -> REST load content -> hydrate a fresh pycrdt.Doc -> WebSocket handshake (DocsConnection)
-        all of it within ``deadline`` seconds, or DEADLINE_EXCEEDED naming the step (``limits``)
+        all of it within ``deadline`` seconds, or DEADLINE_EXCEEDED naming the step (``_limits``)
     await doc.insert_block(...) / update_block / delete_block / insert_markdown / replace_section
         validate -> one pycrdt transaction -> Sync/Update -> wait for the server's ack -> return
         -> a debounced REST save of the full state ({"content", "websocket": true})
-        (whole markdown: ``block_builder`` and ``section_diff`` over ``markdown_blocks``)
+        (whole markdown: ``blocknote.builder`` and ``section_diff`` over ``markdown.blocks``)
     doc.blocks / doc.to_markdown() / doc.to_frame() / doc.watch()   (reads of the live Doc)
     doc.add_change_listener(f)   f() after a remote edit, an acked write, a save, closing (live views)
     await doc.close()   flush, final save, close the socket
@@ -36,7 +36,8 @@ import contextlib
 import html
 import logging
 import time
-from collections.abc import Awaitable, Callable, Generator
+import warnings
+from collections.abc import Awaitable, Callable, Generator, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -44,22 +45,37 @@ from pycrdt import Doc
 
 from elynav_nb._display import rich_bundle
 from elynav_nb._sync import private_loop, run_sync
-from elynav_nb.docs import block_builder, blocknote, section_diff
-from elynav_nb.docs.addressing import DocAddress, parse_docs_url
-from elynav_nb.docs.blocknote import Block
-from elynav_nb.docs.connection import REMOTE_ORIGIN, DocsConnection
-from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
-from elynav_nb.docs.inline_html import inline_markdown_to_html
-from elynav_nb.docs.limits import (
+from elynav_nb.docs import _durability, blocknote
+from elynav_nb.docs._limits import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_OPEN_DEADLINE,
     Deadline,
     checked_deadline,
     checked_limit,
 )
-from elynav_nb.docs.rest import DocsRestClient, DocumentInfo
-from elynav_nb.docs.section_diff import SectionChange
-from elynav_nb.errors import DocReadonly, ElynavError, InvalidInput, NotAllowed, ServiceError
+from elynav_nb.docs.addressing import DocAddress, parse_docs_url
+from elynav_nb.docs.blocknote import Block, section_diff, version_diff
+from elynav_nb.docs.blocknote import builder as block_builder
+from elynav_nb.docs.blocknote.section_diff import SectionChange
+from elynav_nb.docs.blocknote.version_diff import DocumentState, VersionDiff
+from elynav_nb.docs.comments import DocumentComments
+from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
+from elynav_nb.docs.live._yjs_items import ItemIndex
+from elynav_nb.docs.live.connection import REMOTE_ORIGIN, DocsConnection
+from elynav_nb.docs.live.presence import Person, people_from_states
+from elynav_nb.docs.markdown.inline_html import inline_markdown_to_html
+from elynav_nb.docs.oidc import OidcCredentials
+from elynav_nb.docs.rest.documents import DocsRestClient, DocumentInfo
+from elynav_nb.docs.rest.versions import Versions
+from elynav_nb.errors import (
+    DocReadonly,
+    ElynavError,
+    InvalidInput,
+    NotAllowed,
+    ServiceError,
+    SyncTimeout,
+    UnsavedChanges,
+)
 
 if TYPE_CHECKING:
     import pandas
@@ -68,6 +84,12 @@ __all__ = ["DocsSession", "RemoteChange", "RemoteChanges", "SaveResult"]
 
 logger = logging.getLogger(__name__)
 ResultType = TypeVar("ResultType")
+
+DEFAULT_SAVE_PATIENCE = 75.0
+"""How long ``saved()`` and ``close()`` wait for Docs to accept a save (seconds): Docs' document
+throttle counts 80 requests in a 60 s window, and its 429 asks for at most that window."""
+RETRY_MEMORY_SECONDS = 600.0
+"""How long a write that met SYNC_TIMEOUT is remembered, so that the same call is taken as its retry."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +126,32 @@ def _block_signature(blocks: list[Block]) -> dict[str, tuple[str, str]]:
         for block in top.walk():
             signature[block.id] = (block.type, block.text)
     return signature
+
+
+def _pending_timeout(timeout: SyncTimeout, result: object) -> SyncTimeout:
+    """``SYNC_TIMEOUT`` for a write that is in the document and still on its way to the server."""
+    details: dict[str, Any] = {**timeout.details, "pending": True}
+    if isinstance(result, str) or (
+        isinstance(result, list) and all(isinstance(item, str) for item in result)
+    ):
+        details["result"] = result
+    return SyncTimeout(
+        f"{timeout.message}: the change is kept in the document and still pending (it is sent again "
+        "when the collaboration server answers, and saved over REST meanwhile); calling the same "
+        "write again waits for it and returns its result, without writing it twice",
+        details=details,
+    )
+
+
+def _retry_detail(error: ElynavError) -> dict[str, Any]:
+    retry_after = error.details.get("retry_after_seconds")
+    return {"retry_after_seconds": retry_after} if isinstance(retry_after, (int, float)) else {}
+
+
+def checked_patience(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 3600:
+        raise InvalidInput("save_patience must be a number of seconds between 0 and 3600")
+    return float(value)
 
 
 class RemoteChanges:
@@ -171,6 +219,7 @@ class DocsSession:
         open_timeout: float,
         user_name: str,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        save_patience: float = DEFAULT_SAVE_PATIENCE,
     ) -> None:
         self.address = address
         self.credentials = credentials
@@ -181,6 +230,7 @@ class DocsSession:
         self.open_timeout = open_timeout
         self.user_name = user_name
         self.max_message_bytes = max_message_bytes
+        self.save_patience = save_patience
         self.info: DocumentInfo | None = None
         self.ydoc: Doc[Any] = Doc()
         self.connection: DocsConnection | None = None
@@ -200,6 +250,10 @@ class DocsSession:
         self._signature_stale = False
         self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._timed_out_writes: dict[Hashable, tuple[float, Any]] = {}
+        """Writes that met SYNC_TIMEOUT, by call: a retry of the same call returns their result."""
+        self.comments = DocumentComments(self)
+        """The document's comment threads: ``await doc.comments.threads()``, ``open``, ``reply``..."""
 
     # --- opening -------------------------------------------------------------------------------
 
@@ -207,7 +261,7 @@ class DocsSession:
     def open(
         cls,
         link_or_id: str,
-        credentials: DocsCredentials | None = None,
+        credentials: DocsCredentials | OidcCredentials | None = None,
         *,
         instance: str | None = None,
         rest: DocsRestClient | None = None,
@@ -217,6 +271,7 @@ class DocsSession:
         user_name: str = "Elynav bot",
         deadline: float = DEFAULT_OPEN_DEADLINE,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        save_patience: float = DEFAULT_SAVE_PATIENCE,
     ) -> _Opening:
         """Open a document by link (or bare UUID once an instance is known).
 
@@ -224,7 +279,7 @@ class DocsSession:
         must be public and editable by link. Use ``async with DocsSession.open(...) as doc`` in one
         cell, or ``doc = await DocsSession.open(...)`` and ``await doc.close()`` in a later one.
 
-        Bounds (values and reasons in ``limits``): the whole opening (REST rights, configuration
+        Bounds (values and reasons in ``_limits``): the whole opening (REST rights, configuration
         and content, WebSocket connect and handshake) ends within ``deadline`` seconds (30), else
         ``DEADLINE_EXCEEDED`` naming the step (closing what was opened may take up to 2 s more,
         for a server that does not answer the WebSocket close). ``open_timeout`` (10 s) bounds
@@ -232,11 +287,24 @@ class DocsSession:
         collaboration message over ``max_message_bytes`` (24 MiB) ends the connection with
         ``RESPONSE_TOO_LARGE``; REST bodies are bounded by the client's ``max_response_bytes``
         (32 MiB: pass ``rest=`` to change it).
+
+        Durability: a write returns once the collaboration server acknowledged it (**live**); it is
+        **durable** once saved over REST, ``save_debounce`` (1 s) later, or at once with
+        ``await doc.saved()``. A save Docs refuses for a while (its 80-a-minute throttle answers
+        429 with ``Retry-After``) is retried; ``saved()`` and ``close()`` wait for it up to
+        ``save_patience`` seconds (75: Docs' throttle window is 60 s), keeping the socket open
+        meanwhile so the room keeps the edits. Past it, ``close()`` keeps the state in a file and
+        raises ``UNSAVED_CHANGES`` naming it. A session left open at interpreter exit is saved then.
         """
 
         async def start() -> DocsSession:
             checked_deadline(deadline)
             checked_limit(max_message_bytes, "max_message_bytes")
+            if isinstance(credentials, OidcCredentials):
+                raise NotAllowed(
+                    "a live session needs a Docs session cookie: Docs' collaboration server takes no "
+                    "token; OIDC credentials reach the resource-server API (use DocsRestClient)"
+                )
             chosen = credentials if credentials is not None else DocsCredentials.from_env()
             address = parse_docs_url(link_or_id, instance=instance or chosen.instance)
             chosen.settle(address.origin)
@@ -253,6 +321,7 @@ class DocsSession:
                 open_timeout=open_timeout,
                 user_name=user_name,
                 max_message_bytes=max_message_bytes,
+                save_patience=checked_patience(save_patience),
             )
             opening = Deadline.start(deadline, "open this document")
             try:
@@ -301,6 +370,7 @@ class DocsSession:
         connection.add_remote_listener(self._snapshot_before_remote_change, before=True)
         connection.add_remote_listener(self._on_remote_change)
         self._owner = asyncio.get_running_loop().create_task(self._own(), name="elynav-docs-session")
+        _durability.register(self)
 
     async def _abort(self) -> None:
         if self.connection is not None:
@@ -362,13 +432,32 @@ class DocsSession:
         """Anonymous sessions edit live but cannot save over REST."""
         return not self.credentials.is_anonymous
 
-    def to_markdown(self) -> str:
-        return blocknote.blocks_to_markdown(self.blocks)
+    def people(self) -> list[Person]:
+        """Who else is in the document now: their name and colour as Docs shows them, and, while
+        their editor has the focus, their cursor and the block it is in (``block_id``)."""
+        if self.connection is None:
+            return []
+        states = self.connection.peers()
+        with_cursor = any(isinstance(state.get("cursor"), dict) for state in states.values())
+        index = ItemIndex(self.ydoc.get_update()) if with_cursor else None
+        return people_from_states(states, index)
+
+    def to_markdown(self, *, bullet: str = "*") -> str:
+        """The document as markdown, in the dialect ``insert_markdown`` reads.
+
+        Bullets are ``*`` as in Docs' own markdown export (BlockNote's): the marker a person typed is
+        not stored in the document. ``bullet="-"`` (or ``"+"``) writes that marker instead.
+        """
+        return blocknote.blocks_to_markdown(self.blocks, bullet=bullet)
 
     def to_frame(self) -> pandas.DataFrame:
-        """One row per block: id, type, text, level, depth, parent_id, opaque.
+        """One row per block, depth first: id, type, text, level, depth, parent_id, editable.
 
-        ``level`` is a nullable integer column (``Int64``): a heading's level, ``<NA>`` for other blocks.
+        ``level`` is a nullable integer column (``Int64``): a heading's level, ``<NA>`` for other
+        blocks. ``editable`` is False for the blocks shown here but never rewritten
+        (``update_block`` refuses them with ``UNSUPPORTED_BLOCK_TYPE``): Docs' own blocks
+        (callouts, PDFs, page breaks, columns, tables...) and texts holding inline nodes such as
+        links to other documents (``Block.opaque`` is its opposite).
         """
         import pandas
 
@@ -384,12 +473,12 @@ class DocsSession:
                     "level": _heading_level(block),
                     "depth": depth,
                     "parent_id": parent_id,
-                    "opaque": block.opaque,
+                    "editable": not block.opaque,
                 }
             )
             for child in reversed(block.children):
                 pending.append((child, depth + 1, block.id))
-        columns = ["id", "type", "text", "level", "depth", "parent_id", "opaque"]
+        columns = ["id", "type", "text", "level", "depth", "parent_id", "editable"]
         frame = pandas.DataFrame(rows, columns=columns)
         frame["level"] = frame["level"].astype("Int64")
         return frame
@@ -449,18 +538,56 @@ class DocsSession:
         if self.read_only:
             raise DocReadonly("this document is read-only for these credentials")
 
-    async def _write(self, edit: Callable[[], ResultType]) -> ResultType:
+    async def _write(self, edit: Callable[[], ResultType], call: Hashable) -> ResultType:
+        """Run ``edit`` (one transaction on the document), wait for the server's ack, schedule the save.
+
+        ``call`` names the write (method and arguments). When the ack does not come in time, the
+        edit stays in the document and goes out with the next handshake: ``SYNC_TIMEOUT`` says it
+        is pending (``details["pending"]``), the save is scheduled anyway (the REST save makes it
+        durable even while the collaboration server is away), and the same ``call`` made again
+        within ``RETRY_MEMORY_SECONDS`` is taken as a retry: it waits for the ack of the first
+        edit and returns its result, writing nothing twice.
+        """
+
         async def operation() -> ResultType:
             self._check_writable()
             assert self.connection is not None
-            result = edit()
-            await self.connection.await_flush(self.ack_timeout)
+            self._forget_old_timeouts()
+            remembered = self._timed_out_writes.get(call)
+            if remembered is not None:
+                result: ResultType = remembered[1]
+            else:
+                result = edit()
+                self._dirty = True  # in the document now: saved at exit even before the ack
+            try:
+                await self.connection.await_flush(self.ack_timeout)
+            except SyncTimeout as timeout:
+                self._timed_out_writes[call] = (time.monotonic(), result)
+                self._schedule_save()
+                raise _pending_timeout(timeout, result) from None
             self._signature_stale = True  # re-read only if someone else edits (O(blocks) per read)
             self._schedule_save()
             self._tell_listeners()
             return result
 
         return await self._run(operation)
+
+    async def apply_edit(
+        self, edit: Callable[[], ResultType], *, retry_key: Hashable | None = None
+    ) -> ResultType:
+        """Run your own edit of ``doc.ydoc`` (one pycrdt transaction, made by ``edit()``) as an
+        acknowledged write, saved like the others; what ``edit`` returns is returned.
+
+        ``retry_key`` names the write for ``SYNC_TIMEOUT`` retries (see ``insert_block``); without
+        it every call is a new write. Write only what BlockNote knows (design note §4.5).
+        """
+        return await self._write(edit, retry_key if retry_key is not None else object())
+
+    def _forget_old_timeouts(self) -> None:
+        oldest = time.monotonic() - RETRY_MEMORY_SECONDS
+        for call, (when, _result) in list(self._timed_out_writes.items()):
+            if when < oldest:
+                del self._timed_out_writes[call]
 
     async def insert_block(
         self,
@@ -473,7 +600,8 @@ class DocsSession:
         """Insert a block after ``after`` (``None``: at the top, before every block); returns its new
         UUID v4 once acked. To add blocks in reading order, use ``append_block``."""
         return await self._write(
-            lambda: blocknote.insert_block(self.ydoc, text, type, level, after, **options)
+            lambda: blocknote.insert_block(self.ydoc, text, type, level, after, **options),
+            ("insert_block", text, type, level, after, tuple(sorted(options.items()))),
         )
 
     async def append_block(
@@ -485,26 +613,33 @@ class DocsSession:
         inside the write, not before it.
         """
         return await self._write(
-            lambda: blocknote.insert_block(self.ydoc, text, type, level, self._last_block_id(), **options)
+            lambda: blocknote.insert_block(self.ydoc, text, type, level, self._last_block_id(), **options),
+            ("append_block", text, type, level, tuple(sorted(options.items()))),
         )
 
     async def update_block(self, block_id: str, text: str) -> None:
         """Change a block's text by a minimal diff; type and props are kept."""
-        await self._write(lambda: blocknote.update_block_text(self.ydoc, block_id, text))
+        await self._write(
+            lambda: blocknote.update_block_text(self.ydoc, block_id, text), ("update_block", block_id, text)
+        )
 
     async def delete_block(self, block_id: str) -> None:
-        await self._write(lambda: blocknote.delete_block(self.ydoc, block_id))
+        await self._write(lambda: blocknote.delete_block(self.ydoc, block_id), ("delete_block", block_id))
 
     async def insert_markdown(self, markdown: str, after: str | None = None) -> list[str]:
         """Insert block-level markdown (headings, lists, quotes, code, images, tables...) as blocks, after
         ``after`` (``None``: at the top), in one acknowledged transaction; returns the new ids, depth first.
         ``append_markdown`` adds them at the end."""
-        return await self._write(lambda: block_builder.insert_markdown(self.ydoc, markdown, after))
+        return await self._write(
+            lambda: block_builder.insert_markdown(self.ydoc, markdown, after),
+            ("insert_markdown", markdown, after),
+        )
 
     async def append_markdown(self, markdown: str) -> list[str]:
         """``insert_markdown`` at the end of the document (after its last top-level block)."""
         return await self._write(
-            lambda: block_builder.insert_markdown(self.ydoc, markdown, self._last_block_id())
+            lambda: block_builder.insert_markdown(self.ydoc, markdown, self._last_block_id()),
+            ("append_markdown", markdown),
         )
 
     def _last_block_id(self) -> str | None:
@@ -514,7 +649,32 @@ class DocsSession:
     async def replace_section(self, heading_id: str, markdown: str) -> SectionChange:
         """Make what follows a heading (up to the next heading of its level or higher) read as
         ``markdown``, by the smallest change: unchanged blocks keep their ids and everything on them."""
-        return await self._write(lambda: section_diff.replace_section(self.ydoc, heading_id, markdown))
+        return await self._write(
+            lambda: section_diff.replace_section(self.ydoc, heading_id, markdown),
+            ("replace_section", heading_id, markdown),
+        )
+
+    # --- versions ------------------------------------------------------------------------------
+
+    async def versions(self, *, limit: int = 500) -> Versions:
+        """The document's saved versions, newest first (Docs leaves out the current content)."""
+        return await self.rest.versions.list(self.document_id, limit=limit)
+
+    async def read_version(self, version_id: str) -> DocumentState:
+        """A version as blocks (``.blocks``) and markdown (``.markdown``)."""
+        state = await self.rest.versions.read(self.document_id, version_id)
+        return version_diff.read_state(state, f"version {version_id[:12]}")
+
+    async def diff(self, old_version_id: str, new_version_id: str | None = None) -> VersionDiff:
+        """What changed from a version to another (``new_version_id=None``: to the document now):
+        ``.markdown`` is a unified diff of the two markdowns, ``.to_frame()`` one row per added,
+        deleted, changed or moved block."""
+        old = await self.read_version(old_version_id)
+        if new_version_id is None:
+            new = version_diff.DocumentState("now", self.blocks)
+        else:
+            new = await self.read_version(new_version_id)
+        return version_diff.diff_states(old, new)
 
     # --- saving --------------------------------------------------------------------------------
 
@@ -525,13 +685,78 @@ class DocsSession:
         if self._save_task is None or self._save_task.done():
             self._save_task = asyncio.get_running_loop().create_task(self._debounced_save())
 
+    def _needs_save(self) -> bool:
+        """Edits of ours, or of people (their browsers save only every 60 s), not yet saved."""
+        return self.can_save and (self._dirty or (self._remote_unsaved and not self.read_only))
+
     async def _debounced_save(self) -> None:
+        """Save ``save_debounce`` after a write; a refusal worth waiting for (429 with
+        ``Retry-After``, 5xx, no answer) is retried after the wait Docs asks for, until saved."""
         await asyncio.sleep(self.save_debounce)
+        attempt = 0
+        while not self._closed and self._needs_save():
+            try:
+                await self._run(self._save_now)
+                return
+            except ElynavError as error:
+                if not _durability.transient(error) or self._closed:
+                    logger.warning("saving Docs document %s failed: %s", self.document_id, error.code)
+                    return
+                wait = _durability.next_wait(error, attempt)
+                logger.info(
+                    "saving Docs document %s: %s, again in %.1f s", self.document_id, error.code, wait
+                )
+                attempt += 1
+                await asyncio.sleep(wait)
+
+    async def _save_patiently(self, patience: float) -> SaveResult:
+        """Save now; refusals worth waiting for are retried after Docs' ``Retry-After`` (or a short
+        backoff) for up to ``patience`` seconds, the last try at the bound; then the last error."""
+        loop = asyncio.get_running_loop()
+        give_up_at = loop.time() + patience
+        attempt = 0
+        while True:
+            try:
+                return await self._run(self._save_now)
+            except ElynavError as error:
+                remaining = give_up_at - loop.time()
+                if not _durability.transient(error) or remaining <= 0 or self._closed:
+                    raise
+                await asyncio.sleep(min(_durability.next_wait(error, attempt), remaining))
+                attempt += 1
+
+    async def _flush_quietly(self) -> None:
+        """Wait for the server's acks; a timeout or failure there does not stop a REST save, which
+        makes the document's state durable whatever the collaboration server does."""
+        assert self.connection is not None
+        with contextlib.suppress(ElynavError):
+            await self.connection.await_flush(self.ack_timeout)
+
+    async def saved(self, timeout: float | None = None) -> SaveResult:
+        """Return once every edit made so far is **durable** (saved over REST), saving now.
+
+        Waits for the server's acks, then saves, honouring Docs' ``Retry-After`` for up to
+        ``timeout`` seconds (default ``save_patience``). Past it: ``UNSAVED_CHANGES`` (the edits stay
+        live and the session keeps retrying in the background). Anonymous sessions cannot save:
+        the result says so.
+        """
+        patience = self.save_patience if timeout is None else checked_patience(timeout)
+        if not self.can_save:
+            return await self._run(self._save_now)
+        await self._run(self._flush_quietly)
+        if not self._needs_save():
+            return SaveResult(True, "nothing unsaved", 0)
         try:
-            await self._run(self._save_now)
+            return await self._save_patiently(patience)
         except ElynavError as error:
-            self.last_save_error = error
-            logger.warning("saving Docs document %s failed: %s", self.document_id, error.code)
+            if self._closed:
+                raise
+            self._schedule_save()
+            raise UnsavedChanges(
+                f"Docs did not save {self._name()} within {patience:g} s ({error.code}): the edits are "
+                "live and the session keeps retrying; await doc.saved() again, or doc.close()",
+                details={"document_id": self.document_id, "cause": error.code, **_retry_detail(error)},
+            ) from None
 
     async def _save_now(self) -> SaveResult:
         if not self.can_save:
@@ -554,13 +779,65 @@ class DocsSession:
         return SaveResult(True, None, len(state))
 
     async def save(self) -> SaveResult:
-        """Save the full state over REST now (``websocket: true``); anonymous sessions cannot."""
+        """Save the full state over REST now (``websocket: true``), once; anonymous sessions cannot.
+        ``saved()`` also waits out Docs' throttle."""
         return await self._run(self._save_now)
+
+    def _name(self) -> str:
+        return f"{self.title!r} ({self.document_id})" if self.title else self.document_id
+
+    def unsaved_state_for_exit(self) -> _durability.ExitState | None:
+        """What the interpreter-exit save needs (``_durability``), or ``None`` when nothing is unsaved."""
+        if self._closed or not self._needs_save():
+            return None
+        document_id, rest = self.document_id, self.rest
+        return _durability.ExitState(
+            instance=self.address.origin,
+            document_id=document_id,
+            title=self.title,
+            state=self.ydoc.get_update(),
+            save=lambda state, timeout: rest.save_content_blocking(document_id, state, timeout=timeout),
+        )
+
+    @classmethod
+    async def save_kept_state(
+        cls, path: str, credentials: DocsCredentials | None = None, **options: Any
+    ) -> SaveResult:
+        """Save edits a session kept in a file (``UNSAVED_CHANGES`` named it): open the document,
+        merge the kept state into it (a CRDT merge: what others wrote since is kept too), wait
+        until it is saved, close; the file is removed once saved."""
+        try:
+            note, state = _durability.read_kept_state(path)
+        except (OSError, ValueError) as error:
+            raise InvalidInput(f"no kept Docs state can be read at {path} ({type(error).__name__})") from None
+        link = f"{note.get('instance')}/docs/{note.get('document_id')}/"
+        session = await cls.open(link, credentials, **options)
+        try:
+            await session._write(lambda: session._merge(state), ("merge_kept_state", path))
+            result = await session.saved()
+        finally:
+            await session.close(raise_save_error=False)
+        _durability.forget_kept_state(path)
+        return result
+
+    def _merge(self, state: bytes) -> None:
+        try:
+            with self.ydoc.transaction():  # a local change: sent to the room like any write
+                self.ydoc.apply_update(state)
+        except Exception:  # pycrdt says ValueError; whatever it says, the file is not a Yjs state
+            raise InvalidInput("the kept file is not a Yjs state") from None
 
     # --- closing -------------------------------------------------------------------------------
 
     async def close(self, *, raise_save_error: bool = True) -> SaveResult | None:
-        """Flush, save what is unsaved, close the socket. Safe to call twice."""
+        """Save what is unsaved, then leave the room and close the socket. Safe to call twice.
+
+        The socket stays open while Docs refuses the last save for a while (``Retry-After``
+        honoured up to ``save_patience`` seconds), so the room keeps the edits. When the save must
+        be given up, the state is kept in a file and ``UNSAVED_CHANGES`` names it
+        (``DocsSession.save_kept_state(path)`` saves it later); with ``raise_save_error=False`` a
+        ``DocsUnsavedWarning`` says it instead.
+        """
         if self._closed:
             return None
         result: SaveResult | None = None
@@ -568,28 +845,42 @@ class DocsSession:
         if self._owner is not None and not self._owner.done():
             if self._save_task is not None and not self._save_task.done():
                 self._save_task.cancel()
-            if self._dirty or (self._remote_unsaved and not self.read_only):
+            if self._needs_save():
                 try:
-                    result = await self._run(self._final_save)
+                    await self._run(self._flush_quietly)
+                    result = await self._save_patiently(self.save_patience)
                 except ElynavError as caught:
-                    error = caught
+                    error = self._keep_unsaved(caught)
             await self._requests.put(None)
             with contextlib.suppress(asyncio.CancelledError):
                 await self._owner
         self._closed = True
+        _durability.unregister(self)
         for queue in self._watchers:
             queue.put_nowait(None)
         await self._abort()
         self._tell_listeners()
-        if error is not None and raise_save_error:
-            raise error
+        if error is not None:
+            if raise_save_error:
+                raise error
+            warnings.warn(error.message, _durability.DocsUnsavedWarning, stacklevel=2)
         return result
 
-    async def _final_save(self) -> SaveResult:
-        assert self.connection is not None
-        with contextlib.suppress(ElynavError):
-            await self.connection.await_flush(self.ack_timeout)
-        return await self._save_now()
+    def _keep_unsaved(self, cause: ElynavError) -> UnsavedChanges:
+        """The save was given up: keep the state in a file, and say where."""
+        kept = _durability.keep_state(
+            self.address.origin, self.document_id, self.title, self.ydoc.get_update(), cause.code
+        )
+        return UnsavedChanges(
+            f"Docs did not save {self._name()} ({cause.code}, for {self.save_patience:g} s): the edits "
+            f"are kept in {kept}; DocsSession.save_kept_state({str(kept)!r}) saves them",
+            details={
+                "document_id": self.document_id,
+                "kept_in": str(kept),
+                "cause": cause.code,
+                **_retry_detail(cause),
+            },
+        )
 
     @property
     def is_open(self) -> bool:

@@ -1,6 +1,6 @@
 """``DocsSessionPool``: one open ``DocsSession`` per document, closed on its own after ``idle_ttl``.
 
-Where it sits: used by ``elynav mcp docs`` (``server_service``) and by scripts that touch many
+Where it sits: used by ``elynav mcp docs`` (``mcp.service``) and by scripts that touch many
 documents. ``get(link_or_id)`` opens a session (or reopens one that failed) and marks it used; a
 reaper task closes the sessions left idle; ``close_all()`` closes everything (saving what is unsaved).
 """
@@ -72,16 +72,16 @@ class DocsSessionPool:
             async with self._lock:
                 for document_id, session in list(self._sessions.items()):
                     if now - session.last_used_at >= self.idle_ttl:
-                        with contextlib.suppress(ElynavError):
-                            await session.close()
+                        with contextlib.suppress(ElynavError):  # an unsaved state is kept and warned
+                            await session.close(raise_save_error=False)
                         del self._sessions[document_id]
 
     async def close_all(self) -> None:
         async with self._lock:
             sessions, self._sessions = list(self._sessions.values()), {}
         for session in sessions:
-            with contextlib.suppress(ElynavError):
-                await session.close()
+            with contextlib.suppress(ElynavError):  # an unsaved state is kept and warned
+                await session.close(raise_save_error=False)
         if self._reaper is not None and not self._reaper.done():
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

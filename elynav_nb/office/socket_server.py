@@ -141,8 +141,6 @@ class OfficeSocketServer:
             raise NotAllowed("only processes of the office's own user may use its socket")
         try:
             line = await _read_request_line(reader)
-            if trace_logger.isEnabledFor(logging.DEBUG):
-                trace_logger.debug("office socket: pid %s < %s", pid, office_redactor(self.office).line(line))
             request = _decode(line)
         except ProtocolError as error:
             logger.warning("office socket: refused a request from pid %s: %s", pid, error.message)
@@ -150,7 +148,13 @@ class OfficeSocketServer:
         holders = caller_processes(pid, connected_at)  # the process that connected, while it lives
         if not holders:  # it has gone (it forked and left): who holds its end of the socket now
             holders = await asyncio.to_thread(socket_holders, connection)
-        caller = self.office.identify(holders, request.token)
+        try:
+            caller = self.office.identify(holders, request.token)
+        except ElynavError as error:
+            logger.warning("office socket: refused a request from pid %s: %s", pid, error.message)
+            raise
+        if trace_logger.isEnabledFor(logging.DEBUG):  # the request as read, named by its identified caller
+            trace_logger.debug("office socket: %s < %s", caller.name, office_redactor(self.office).line(line))
         if isinstance(request, WatchRequest):
             await watch_board(self.office, reader, writer)
             return

@@ -199,8 +199,11 @@ class LabServer(ClosedOnExit):
         timeout: float = 60.0,
         idle_shutdown_s: int = 1800,
         extra_args: Sequence[str] = (),
+        launcher: Sequence[str] = (sys.executable, "-m", "jupyterlab"),
     ) -> LabServer:
         """Copy ``notebook_folder`` and serve it; return once the server answers its REST API.
+
+        ``launcher`` is the command before the options (another venv's ``jupyter lab``, say).
 
         ``idle_shutdown_s`` is a safety net only: should the test process die without ``stop()``,
         the server culls idle kernels and then exits by itself after about that long.
@@ -211,7 +214,7 @@ class LabServer(ClosedOnExit):
             _write_user_settings(home / "settings")
             for _attempt in range(PORT_ATTEMPTS):  # a free port can be taken between our probe and the bind
                 server = cls._launch(
-                    home, timeout=timeout, idle_shutdown_s=idle_shutdown_s, extra_args=extra_args
+                    home, timeout=timeout, idle_shutdown_s=idle_shutdown_s, extra_args=extra_args, launcher=launcher
                 )
                 if server is not None:
                     return server
@@ -222,7 +225,13 @@ class LabServer(ClosedOnExit):
 
     @classmethod
     def _launch(
-        cls, home: Path, *, timeout: float, idle_shutdown_s: int, extra_args: Sequence[str]
+        cls,
+        home: Path,
+        *,
+        timeout: float,
+        idle_shutdown_s: int,
+        extra_args: Sequence[str],
+        launcher: Sequence[str] = (sys.executable, "-m", "jupyterlab"),
     ) -> LabServer | None:
         port = _free_port()
         token = secrets.token_hex(16)
@@ -236,7 +245,7 @@ class LabServer(ClosedOnExit):
             "PYTHONUNBUFFERED": "1",
         }
         command = [
-            sys.executable, "-m", "jupyterlab",
+            *launcher,
             "--no-browser",
             "--allow-root",
             "--ServerApp.ip=127.0.0.1",

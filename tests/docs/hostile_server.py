@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 
-from elynav_nb.docs.frames import (
+from elynav_nb.docs.live.frames import (
     SCOPE_READ_WRITE,
     Authenticated,
     SyncStep2,

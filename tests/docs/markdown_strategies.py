@@ -9,11 +9,11 @@ from typing import Any
 from hypothesis import strategies as st
 from pycrdt import Doc
 
-from elynav_nb.docs.block_builder import prepare_blocks, write_blocks
-from elynav_nb.docs.block_schema import DOCUMENT_FRAGMENT
-from elynav_nb.docs.inline_markdown import InlineRun, render_inline
-from elynav_nb.docs.markdown_blocks import BlockSpec, TableSpec
-from elynav_nb.docs.yxml_writer import writer_for
+from elynav_nb.docs.blocknote._yxml_writer import writer_for
+from elynav_nb.docs.blocknote.builder import prepare_blocks, write_blocks
+from elynav_nb.docs.blocknote.schema import DOCUMENT_FRAGMENT
+from elynav_nb.docs.markdown.blocks import BlockSpec, TableSpec
+from elynav_nb.docs.markdown.inline import InlineRun, render_inline
 
 _CHARACTERS = list("ab Z é日😀<>&\"'*_`[]~\\|#>-+.!():=\t") + ["1.", "- ", "# ", "> ", "```", "|-|", "\\\n"]
 _RUN_TEXT = st.lists(st.sampled_from(_CHARACTERS), min_size=1, max_size=5).map("".join)

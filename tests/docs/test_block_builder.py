@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from pycrdt import Doc, XmlElement, XmlFragment, XmlText
 
 from elynav_nb.docs import blocknote
-from elynav_nb.docs.block_builder import insert_markdown
-from elynav_nb.docs.block_schema import DOCUMENT_FRAGMENT, Block
-from elynav_nb.docs.markdown_blocks import BlockSpec
+from elynav_nb.docs.blocknote.builder import insert_markdown
+from elynav_nb.docs.blocknote.schema import DOCUMENT_FRAGMENT, Block
+from elynav_nb.docs.markdown.blocks import BlockSpec
 from elynav_nb.errors import BlockNotFound, InvalidInput
 from tests.docs.markdown_strategies import block_specs, written_document
 

@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from elynav_nb.docs.block_ids import new_block_id
+from elynav_nb.docs.blocknote._ids import new_block_id
 
 
 def test_ids_are_lowercase_uuid4_strings_and_unique() -> None:

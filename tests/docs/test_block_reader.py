@@ -17,10 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pycrdt import Doc, XmlElement, XmlFragment, XmlText
 
-from elynav_nb.docs import block_reader, blocknote
-from elynav_nb.docs.block_reader import forget_read_cache, read_blocks
-from elynav_nb.docs.block_schema import DEFAULT_PROPS, DOCUMENT_FRAGMENT, WRITABLE_BLOCK_TYPES, Block
-from elynav_nb.docs.inline_markdown import InlineRun, render_inline
+from elynav_nb.docs import blocknote
+from elynav_nb.docs.blocknote import reader as block_reader
+from elynav_nb.docs.blocknote.reader import forget_read_cache, read_blocks
+from elynav_nb.docs.blocknote.schema import DEFAULT_PROPS, DOCUMENT_FRAGMENT, WRITABLE_BLOCK_TYPES, Block
+from elynav_nb.docs.markdown.inline import InlineRun, render_inline
 from elynav_nb.errors import BlockNotFound, UnsupportedBlockType
 
 # =============================================================================================

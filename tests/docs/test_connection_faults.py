@@ -16,8 +16,8 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from elynav_nb.docs.blocknote import insert_block, read_blocks
-from elynav_nb.docs.connection import DocsConnection
-from elynav_nb.docs.frames import (
+from elynav_nb.docs.live.connection import DocsConnection
+from elynav_nb.docs.live.frames import (
     Authenticated,
     AuthToken,
     AwarenessUpdate,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters, stdio_client
 
-from elynav_nb.docs.server import TOOL_NAMES, DocsToolService, build_docs_server
+from elynav_nb.docs.mcp.server import TOOL_NAMES, DocsToolService, build_docs_server
 from elynav_nb.sandbox.docs.server import DocsSandbox
 
 pytestmark = pytest.mark.anyio

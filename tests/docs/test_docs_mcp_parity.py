@@ -13,9 +13,9 @@ from mcp import Client
 from mcp.types import Tool
 
 from elynav_nb.docs.credentials import DocsCredentials
-from elynav_nb.docs.server import ELYNAV_TOOL_NAMES, REFERENCE_TOOL_NAMES, TOOL_NAMES, build_docs_server
-from elynav_nb.docs.server_common import guarded
-from elynav_nb.docs.server_service import DocsToolService
+from elynav_nb.docs.mcp.common import guarded
+from elynav_nb.docs.mcp.server import ELYNAV_TOOL_NAMES, REFERENCE_TOOL_NAMES, TOOL_NAMES, build_docs_server
+from elynav_nb.docs.mcp.service import DocsToolService
 from elynav_nb.errors import ElynavError, error_for_code
 
 pytestmark = pytest.mark.anyio
@@ -48,7 +48,22 @@ REFERENCE_TOOLS: dict[str, tuple[set[str], set[str]]] = {
     "list_document_descendants": ({"doc_id", "doc_url", "max_depth"}, set()),
 }
 # Ours beyond the reference.
-OUR_TOOLS = {"search_documents", "restore_document", "list_trash", "insert_markdown", "replace_section"}
+OUR_TOOLS = {
+    "search_documents",
+    "restore_document",
+    "list_trash",
+    "insert_markdown",
+    "replace_section",
+    "list_comment_threads",
+    "create_comment_thread",
+    "reply_to_comment_thread",
+    "resolve_comment_thread",
+    "unresolve_comment_thread",
+    "react_to_comment",
+    "list_versions",
+    "read_version",
+    "diff_versions",
+}
 # Required by the reference but optional here, because a link may stand in for the id.
 LINK_ALTERNATIVES = {("move_document", "target_parent_id"): "target_parent_url"}
 # src/types.ts DocsErrorCode at 0.2.x, plus the codes its server.ts formats itself.
@@ -92,6 +107,15 @@ ANNOTATIONS: dict[str, tuple[bool, bool | None, bool | None, bool]] = {
     "restore_document": (False, False, True, True),
     "set_session_credentials": (False, False, True, True),
     "clear_session_credentials": (False, False, True, False),
+    "list_comment_threads": (True, None, None, True),
+    "list_versions": (True, None, None, True),
+    "read_version": (True, None, None, True),
+    "diff_versions": (True, None, None, True),
+    "create_comment_thread": (False, False, False, True),
+    "reply_to_comment_thread": (False, False, False, True),
+    "resolve_comment_thread": (False, True, True, True),
+    "unresolve_comment_thread": (False, True, True, True),
+    "react_to_comment": (False, True, True, True),
 }
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters, stdio_client
 
-from elynav_nb.docs.server import TOOL_NAMES
+from elynav_nb.docs.mcp.server import TOOL_NAMES
 from elynav_nb.sandbox.docs.server import DocsSandbox
 
 pytestmark = pytest.mark.anyio
@@ -139,6 +139,42 @@ async def exercise_every_tool(calls: Recorder, sandbox: DocsSandbox, wrong: tupl
     assert replaced["updated"] == [step] and sorted(replaced["deleted"]) == sorted(added["block_ids"])
     markdown = (await calls.ok("read_document", {"doc_id": guide["id"], "format": "markdown"}))["markdown"]
     assert "replaced" in markdown and "first **step**" not in markdown
+
+    # comment threads, anchored in the document, and the versions the saves made
+    thread = await calls.ok(
+        "create_comment_thread", {"doc_id": guide["id"], "block_id": step, "text": "Is this **right**?"}
+    )
+    assert thread["block_id"] == step and thread["anchor_text"] == "replaced"
+    reply = await calls.ok(
+        "reply_to_comment_thread", {"doc_id": guide["id"], "thread_id": thread["thread_id"], "text": "Yes"}
+    )
+    assert reply["author"] == "Alice Martin" and reply["text"] == "Yes"
+    reacted = {
+        "doc_id": guide["id"],
+        "thread_id": thread["thread_id"],
+        "comment_id": reply["id"],
+        "emoji": "👍",
+    }
+    assert await calls.ok("react_to_comment", reacted) == {"ok": True}
+    assert await calls.ok(
+        "resolve_comment_thread", {"doc_id": guide["id"], "thread_id": thread["thread_id"]}
+    ) == {"ok": True}
+    assert await calls.ok(
+        "unresolve_comment_thread", {"doc_id": guide["id"], "thread_id": thread["thread_id"]}
+    ) == {"ok": True}
+    [listed] = (await calls.ok("list_comment_threads", {"doc_id": guide["id"]}))["threads"]
+    assert [c["text"] for c in listed["comments"]] == ["Is this **right**?", "Yes"] and not listed["resolved"]
+    assert listed["comments"][1]["reactions"] == [{"emoji": "👍", "count": 1}]
+    missing = {"doc_id": guide["id"], "block_id": scratch, "text": "on a deleted block"}
+    assert (await calls.refused("create_comment_thread", missing))["code"] == "BLOCK_NOT_FOUND"
+    versions = (await calls.ok("list_versions", {"doc_id": guide["id"]}))["versions"]
+    assert versions, "every save that changed the content made a version"
+    oldest = versions[-1]["version_id"]
+    assert "markdown" in await calls.ok("read_version", {"doc_id": guide["id"], "version_id": oldest})
+    diff = await calls.ok("diff_versions", {"doc_id": guide["id"], "old_version_id": oldest})
+    assert "+replaced" in diff["markdown_diff"].replace("+++", "") and diff["changes"]
+    other_version = {"doc_id": public.id, "version_id": oldest}
+    assert (await calls.refused("read_version", other_version))["code"] in ("NOT_FOUND", "NOT_ALLOWED")
 
     assert await calls.ok("clear_session_credentials", {}) == {"ok": True, "instance": sandbox.url}
     assert (await calls.refused("create_document", {"title": "x"}))["code"] == "AUTH_REQUIRED"

@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 
 from elynav_nb.docs.credentials import DocsCredentials
-from elynav_nb.docs.server import build_docs_server
-from elynav_nb.docs.server_service import DocsToolService
+from elynav_nb.docs.mcp.server import build_docs_server
+from elynav_nb.docs.mcp.service import DocsToolService
 from elynav_nb.sandbox.docs.server import DocsSandbox
 
 pytestmark = pytest.mark.anyio
@@ -34,6 +34,15 @@ DOCUMENT_TOOLS: dict[str, dict[str, Any]] = {
     "list_document_children": {},
     "list_document_descendants": {},
     "restore_document": {},
+    "list_comment_threads": {},
+    "create_comment_thread": {"block_id": "b", "text": "x"},
+    "reply_to_comment_thread": {"thread_id": str(uuid.uuid4()), "text": "x"},
+    "resolve_comment_thread": {"thread_id": str(uuid.uuid4())},
+    "unresolve_comment_thread": {"thread_id": str(uuid.uuid4())},
+    "react_to_comment": {"thread_id": str(uuid.uuid4()), "comment_id": str(uuid.uuid4()), "emoji": "👍"},
+    "list_versions": {},
+    "read_version": {"version_id": "v1"},
+    "diff_versions": {"old_version_id": "v1"},
 }
 
 
@@ -218,7 +227,7 @@ async def test_a_link_to_another_instance_is_refused_by_every_document_tool(sand
                 refused = await refusal(client, tool, arguments)
                 assert refused["code"] == "INSTANCE_MISMATCH", (tool, refused)
         # the other instance never heard from us (the sandbox counts every document request)
-        assert not any(other._request_times.values())
+        assert not other.request_log
         assert (theirs.title, theirs.deleted_at) == ("Theirs", None)
 
 

@@ -14,8 +14,8 @@ import websockets
 from pycrdt import Doc
 
 from elynav_nb.docs.blocknote import insert_block, read_blocks
-from elynav_nb.docs.connection import DocsConnection
-from elynav_nb.docs.frames import (
+from elynav_nb.docs.live.connection import DocsConnection
+from elynav_nb.docs.live.frames import (
     Authenticated,
     AuthToken,
     Close,

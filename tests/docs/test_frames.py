@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from elynav_nb.docs import frames
+from elynav_nb.docs.live import frames
 from elynav_nb.errors import ProtocolError
 
 DOC = "doc"

@@ -2,7 +2,7 @@
 
 Each case of ``hostile_server.CASES`` is served on loopback by this test process while a child Python
 (``hostile_probe``) opens the document with ``deadline=2``, so the peak RSS it reports is the
-client's alone. Before the deadlines and limits of ``elynav_nb.docs.limits``: a dripping server held
+client's alone. Before the deadlines and limits of ``elynav_nb.docs._limits``: a dripping server held
 ``open`` for ever, a 503 with a long Retry-After took 21.6 s, a claimed 10 GiB body 46.7 s, a
 300 MiB body and a 300 MiB collaboration message peaked at 1.2 GB and 640 MB, deep JSON and fields of
 the wrong type raised RecursionError and ValueError.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from elynav_nb.docs.inline_html import inline_markdown_to_html, safe_link_target
+from elynav_nb.docs.markdown.inline_html import inline_markdown_to_html, safe_link_target
 
 
 @pytest.mark.parametrize(

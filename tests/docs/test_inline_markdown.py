@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from pycrdt import Doc
 
 from elynav_nb.docs import blocknote
-from elynav_nb.docs.inline_markdown import InlineRun, normalize, parse_inline, plain_text, render_inline
+from elynav_nb.docs.markdown.inline import InlineRun, normalize, parse_inline, plain_text, render_inline
 
 
 @pytest.mark.parametrize(
@@ -143,7 +143,7 @@ def test_runs_with_word_edges_round_trip(pieces: list[tuple[str, bool, bool, boo
     runs: list[InlineRun] = []
     for text, b, i, s, c in pieces:  # marked words separated by spaces, as people write them
         runs += [InlineRun(text, bold=b, italic=i, strike=s, code=c), InlineRun(" ")]
-    from elynav_nb.docs.inline_markdown import merge_runs
+    from elynav_nb.docs.markdown.inline import merge_runs
 
     assert parse_inline(render_inline(runs)) == merge_runs(runs)
 

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from elynav_nb.docs.inline_markdown import InlineRun, parse_inline, render_inline
-from elynav_nb.docs.inline_pieces import (
+from elynav_nb.docs.markdown._inline_pieces import (
     MARK_BOLD,
     MARK_CODE,
     MARK_ITALIC,
@@ -18,6 +17,7 @@ from elynav_nb.docs.inline_pieces import (
     _render_simple,
     render_pieces,
 )
+from elynav_nb.docs.markdown.inline import InlineRun, parse_inline, render_inline
 
 
 def _runs(pieces: list[MarkedPiece]) -> list[InlineRun]:

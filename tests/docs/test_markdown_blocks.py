@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from elynav_nb.docs import markdown_syntax
-from elynav_nb.docs.markdown_blocks import (
+from elynav_nb.docs.markdown import syntax as markdown_syntax
+from elynav_nb.docs.markdown.blocks import (
     MAX_BLOCKS,
     MAX_MARKDOWN_BYTES,
     MAX_NESTING_DEPTH,

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
 from elynav_nb.docs.rest import DocsRestClient, DocumentInfo, RequestThrottle
-from elynav_nb.docs.tree import DocumentList, DocumentNode, DocumentTree, nodes_from_nested
+from elynav_nb.docs.rest.tree import DocumentList, DocumentNode, DocumentTree, nodes_from_nested
 from elynav_nb.errors import ElynavError
 
 INSTANCE = "https://docs.example.org"

@@ -17,9 +17,7 @@ import pytest
 from pycrdt import Doc
 from websockets.asyncio.server import ServerConnection, serve
 
-from elynav_nb.docs.connection import DocsConnection
-from elynav_nb.docs.credentials import DocsCredentials
-from elynav_nb.docs.limits import (
+from elynav_nb.docs._limits import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_MAX_RESPONSE_BYTES,
     MAX_RETRY_AFTER,
@@ -27,6 +25,8 @@ from elynav_nb.docs.limits import (
     retry_after_seconds,
     retry_wait,
 )
+from elynav_nb.docs.credentials import DocsCredentials
+from elynav_nb.docs.live.connection import DocsConnection
 from elynav_nb.docs.rest import DocsRestClient, RequestThrottle
 from elynav_nb.docs.session import DocsSession
 from elynav_nb.errors import (
@@ -215,7 +215,7 @@ async def test_a_body_of_exactly_the_limit_is_read_and_one_byte_more_is_not() ->
     async with mock_client(content, max_response_bytes=size) as client:
         assert len(await client.load_content(DOCUMENT_ID)) == size * 3 // 4
         with pytest.raises(ResponseTooLarge):
-            await client._request(
+            await client.http.request(
                 "GET", f"/api/v1.0/documents/{DOCUMENT_ID}/content/", "load", params={"n": 1}
             )
 

@@ -9,6 +9,7 @@ import pandas
 import pytest
 
 from elynav_nb.docs.session import DocsSession
+from elynav_nb.errors import ElynavError
 from elynav_nb.sandbox.docs.server import DocsSandbox
 
 pytestmark = pytest.mark.anyio
@@ -46,3 +47,27 @@ async def test_a_closed_session_still_counts_its_blocks(sandbox: DocsSandbox) ->
     await doc.insert_block("two")
     await doc.close()
     assert "closed blocks=2 saved" in repr(doc)
+
+
+async def test_editable_says_which_blocks_update_block_may_rewrite(sandbox: DocsSandbox) -> None:
+    document = sandbox.create_document("Editable")
+    async with DocsSession.open(sandbox.document_link(document.id), sandbox.credentials()) as doc:
+        await doc.append_markdown("A paragraph\n\n| a | b |\n| - | - |\n| 1 | 2 |")
+        frame = doc.to_frame()
+        assert list(frame.columns) == ["id", "type", "text", "level", "depth", "parent_id", "editable"]
+        assert frame["editable"].tolist() == [True, False]  # a table is shown, never rewritten
+        table_id = frame["id"].iloc[1]
+        with pytest.raises(ElynavError) as refused:
+            await doc.update_block(table_id, "x")
+    assert refused.value.code == "UNSUPPORTED_BLOCK_TYPE"
+
+
+async def test_the_bullet_marker_is_blocknotes_unless_asked(sandbox: DocsSandbox) -> None:
+    document = sandbox.create_document("Bullets")
+    async with DocsSession.open(sandbox.document_link(document.id), sandbox.credentials()) as doc:
+        await doc.append_markdown("- un\n- deux\n  - [x] trois")
+        assert doc.to_markdown() == "* un\n* deux\n  * [x] trois\n"
+        assert doc.to_markdown(bullet="-") == "- un\n- deux\n  - [x] trois\n"
+        with pytest.raises(ElynavError) as refused:
+            doc.to_markdown(bullet="1.")
+    assert refused.value.code == "INVALID_INPUT"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from elynav_nb._sync import private_loop, run_sync
-from elynav_nb.docs.section_diff import SectionChange
+from elynav_nb.docs.blocknote.section_diff import SectionChange
 from elynav_nb.docs.session import DocsSession
 from elynav_nb.errors import BlockNotFound, DocReadonly, InvalidInput
 from elynav_nb.sandbox.docs.server import DocsSandbox

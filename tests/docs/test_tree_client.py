@@ -10,8 +10,8 @@ import pytest
 
 from elynav_nb.docs.credentials import DocsCredentials
 from elynav_nb.docs.rest import DocsRestClient, RequestThrottle
-from elynav_nb.docs.rest_tree import DocsTreeClient
-from elynav_nb.docs.tree import MOVE_POSITIONS, DocumentNode
+from elynav_nb.docs.rest.tree import MOVE_POSITIONS, DocumentNode
+from elynav_nb.docs.rest.tree_client import DocsTreeClient
 from elynav_nb.errors import (
     AuthRequired,
     DocNotFound,

@@ -1,4 +1,4 @@
-"""The pure tree records (``elynav_nb.docs.tree``) and the wire shape of the tree client's requests."""
+"""The pure tree records (``elynav_nb.docs.rest.tree``) and the wire shape of the tree client's requests."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from elynav_nb.docs.credentials import DocsCredentials
 from elynav_nb.docs.rest import DocsRestClient, RequestThrottle
-from elynav_nb.docs.tree import (
+from elynav_nb.docs.rest.tree import (
     DocumentChange,
     DocumentList,
     DocumentNode,

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from pycrdt import Doc, TransactionEvent, XmlFragment, XmlText
 
-from elynav_nb.docs import blocknote, yxml_writer
-from elynav_nb.docs.blocknote import document_fragment, insert_block, read_blocks, update_block_text
+from elynav_nb.docs.blocknote import _yxml_writer as yxml_writer
+from elynav_nb.docs.blocknote import document_fragment, insert_block, read_blocks, update_block_text, writers
 
 Edit = Callable[[Doc[Any], list[str]], None]
 
@@ -40,8 +40,8 @@ def _counting_uuids() -> Iterator[str]:
 
 def _run_edits(monkeypatch: pytest.MonkeyPatch, *, native: bool) -> Doc[Any]:
     uuids = _counting_uuids()
-    monkeypatch.setattr(blocknote, "new_block_id", lambda: next(uuids))
-    monkeypatch.setattr(blocknote, "writer_for", functools.partial(yxml_writer.writer_for, native=native))
+    monkeypatch.setattr(writers, "new_block_id", lambda: next(uuids))
+    monkeypatch.setattr(writers, "writer_for", functools.partial(yxml_writer.writer_for, native=native))
     doc: Doc[Any] = Doc(client_id=4242)
     ids: list[str] = []
     for edit in EDITS:

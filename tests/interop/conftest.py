@@ -192,3 +192,30 @@ class ProviderPeer:
             except TimeoutError:
                 self.process.kill()
                 await self.process.wait()
+
+
+# --- a real OpenID Connect provider (panva/node-oidc-provider) for the Docs sign-in tests -------
+
+OIDC_DIRECTORY = INTEROP_DIRECTORY / "oidc"
+
+
+@pytest.fixture(scope="session")
+def oidc_installed() -> Path:
+    """``tests/interop/oidc`` with its own pinned ``oidc-provider`` installed."""
+    _ensure_node_modules()
+    _ensure_node_modules(OIDC_DIRECTORY)
+    return OIDC_DIRECTORY
+
+
+@pytest.fixture
+def oidc_provider(oidc_installed: Path, request: pytest.FixtureRequest) -> Any:
+    """A fresh provider per test (its tokens and sessions live in its memory): ``.issuer``.
+    ``@pytest.mark.access_token_ttl(seconds)`` shortens its access tokens' life."""
+    marker = request.node.get_closest_marker("access_token_ttl")
+    config: dict[str, Any] = {"clients": {}}
+    if marker is not None:
+        config["access_token_ttl"] = marker.args[0]
+    server = NodeServer("provider.mjs", config, directory=oidc_installed)
+    server.issuer = server.http_url  # type: ignore[attr-defined]
+    yield server
+    server.stop()

@@ -9,7 +9,7 @@ import pytest
 from pycrdt import Doc, XmlElement, XmlFragment, XmlText
 
 from elynav_nb.docs import blocknote
-from elynav_nb.docs.inline_markdown import InlineRun, render_inline
+from elynav_nb.docs.markdown.inline import InlineRun, render_inline
 from tests.interop.conftest import NodeRunner
 
 pytestmark = pytest.mark.interop

@@ -12,7 +12,7 @@ import pytest
 from pycrdt import Doc
 
 from elynav_nb.docs.blocknote import insert_block, read_blocks, update_block_text
-from elynav_nb.docs.connection import DocsConnection
+from elynav_nb.docs.live.connection import DocsConnection
 from elynav_nb.errors import AuthRequired, DocReadonly, NotAllowed
 from tests.interop.conftest import ALLOWED_ORIGIN, ProviderPeer
 

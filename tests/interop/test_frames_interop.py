@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from elynav_nb.docs import frames
+from elynav_nb.docs.live import frames
 from tests.interop.conftest import NodeRunner
 
 pytestmark = pytest.mark.interop

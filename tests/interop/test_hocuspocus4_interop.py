@@ -15,7 +15,7 @@ import pytest
 from pycrdt import Doc
 
 from elynav_nb.docs.blocknote import insert_block, read_blocks
-from elynav_nb.docs.connection import DocsConnection
+from elynav_nb.docs.live.connection import DocsConnection
 from tests.interop.conftest import NodeServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]

@@ -19,8 +19,8 @@ import websockets
 from pycrdt import Doc
 
 from elynav_nb.docs.blocknote import insert_block, read_blocks
-from elynav_nb.docs.connection import DocsConnection
-from elynav_nb.docs.frames import AuthToken, SyncStep1, SyncUpdate, decode_message, encode_message
+from elynav_nb.docs.live.connection import DocsConnection
+from elynav_nb.docs.live.frames import AuthToken, SyncStep1, SyncUpdate, decode_message, encode_message
 from elynav_nb.sandbox.docs.server import DocsSandbox
 from tests.interop.conftest import ALLOWED_ORIGIN, NodeServer
 from tests.interop.test_sandbox_parity import describe, frames_within

@@ -42,8 +42,8 @@ import pytest
 from pycrdt import Doc
 
 from elynav_nb.docs import blocknote
-from elynav_nb.docs.block_builder import insert_markdown
-from elynav_nb.docs.section_diff import replace_section
+from elynav_nb.docs.blocknote.builder import insert_markdown
+from elynav_nb.docs.blocknote.section_diff import replace_section
 from elynav_nb.errors import InvalidInput
 from tests.interop.conftest import NodeRunner
 

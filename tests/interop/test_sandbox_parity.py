@@ -16,7 +16,7 @@ from pycrdt import Doc
 from websockets.asyncio.client import ClientConnection
 
 from elynav_nb.docs.blocknote import insert_block
-from elynav_nb.docs.frames import (
+from elynav_nb.docs.live.frames import (
     AuthToken,
     Message,
     SyncStep1,

@@ -17,8 +17,8 @@ from pycrdt import Doc
 from websockets.asyncio.client import ClientConnection
 
 from elynav_nb.docs.blocknote import insert_block
-from elynav_nb.docs.connection import DocsConnection
-from elynav_nb.docs.frames import (
+from elynav_nb.docs.live.connection import DocsConnection
+from elynav_nb.docs.live.frames import (
     Authenticated,
     AuthToken,
     AwarenessUpdate,

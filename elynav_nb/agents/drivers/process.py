@@ -335,10 +335,23 @@ class CliProcess:
         if self._process is None:
             return 0
 
+        cli_pid = self.pid
+
+        def still_under_cli(found: psutil.Process) -> bool:
+            # asked of each process when it is found, not of a snapshot taken before the scan: the next
+            # turn's tool started meanwhile is the CLI's child, not a leftover (the CLI carries the mark too)
+            if found.pid == cli_pid:
+                return True
+            try:
+                return any(parent.pid == cli_pid for parent in found.parents())
+            except psutil.Error:
+                return False
+
         def scan() -> dict[int, ProcessIdentity]:
-            under_cli = {child.pid for child in self._children()} | {self.pid}  # the CLI carries the mark too
             left = [
-                found for found in marked_processes(self.mark, self._started_at) if found.pid not in under_cli
+                found
+                for found in marked_processes(self.mark, self._started_at)
+                if not still_under_cli(found)
             ]
             for found in list(left):
                 try:

@@ -2,7 +2,7 @@
 
 Where it sits: ``DocsSandbox`` hands every accepted WebSocket to ``CollaborationHub.attach`` and
 feeds it the binary frames it receives; the hub answers through the socket's ``send``/``close``.
-It decodes and encodes with the pure codec ``elynav_nb.docs.frames``; rooms are ``pycrdt.Doc`` s.
+It decodes and encodes with the pure codec ``elynav_nb.docs.live.frames``; rooms are ``pycrdt.Doc`` s.
 
 What it reproduces (design note §1, §2.3, §9.4-§9.6):
 
@@ -58,7 +58,7 @@ from typing import Any, Final, Protocol
 from pycrdt import Doc, Subscription, TransactionEvent
 
 from elynav_nb.docs.addressing import is_uuid_v4
-from elynav_nb.docs.frames import (
+from elynav_nb.docs.live.frames import (
     Authenticated,
     AuthToken,
     AwarenessUpdate,

@@ -20,11 +20,15 @@ Use it in-process::
 Reproduced (design note §9): 401 for anonymous requests that need a user, CSRF (``csrftoken`` cookie =
 ``X-CSRFToken`` + matching Origin or same-origin Referer) on writes of a session, pagination,
 abilities, v5 ``/content/`` (or the v4 ``content`` field with ``api_version=4``), ETag/304, the
-"not connected => read-only" rule, the 80/min document throttle (429; ``X-Y-Provider-Key`` exempt),
+"not connected => read-only" rule, the 80/min document throttle per user (``throttle``: 429 with
+Retry-After, shared with the collaboration gate's own check of each connect; ``X-Y-Provider-Key`` exempt),
 automatic resets after ``link-configuration``. The document tree and lifecycle (list, all, search,
 children, tree, move, duplicate, trash and restore, favourites; design note ``docs-tree-api.md``)
 are served by ``tree_routes`` and ``lifecycle_routes`` on the store's materialised path.
-Out of scope: OIDC, teams, y-prosemirror's deletions.
+Comment threads (with comments and reactions) and versions (one per save that changes the
+content) are served by ``discussion_routes``; with ``oidc=ResourceServer(...)``, the resource-server
+API (``/external_api/v1.0/``, bearer tokens introspected at a real OIDC provider) by
+``resource_server``. Out of scope: OIDC login for the web app, teams, y-prosemirror's deletions.
 
 ``DocsSandbox(hocuspocus_version=4)`` makes the collaboration layer behave like Hocuspocus 4.7.0
 (idle close 4408 after ``collaboration_timeout`` seconds without a frame, echo after ack, denials
@@ -39,7 +43,7 @@ import base64
 import contextlib
 import secrets
 import time
-from collections import defaultdict, deque
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Final, Self
 
@@ -52,12 +56,15 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from elynav_nb.docs.credentials import DocsCredentials
-from elynav_nb.docs.frames import Ping, encode_message
+from elynav_nb.docs.live.frames import Ping, encode_message
 from elynav_nb.errors import InvalidInput, ServiceError
 from elynav_nb.sandbox.docs.api_common import decode_content_or_error, json_body, write_body
 from elynav_nb.sandbox.docs.collaboration import CollaborationHub, SocketSession
+from elynav_nb.sandbox.docs.discussion_routes import DISCUSSION_ROUTES
 from elynav_nb.sandbox.docs.lifecycle_routes import TREE_ROUTES
+from elynav_nb.sandbox.docs.resource_server import ResourceServer, external_routes
 from elynav_nb.sandbox.docs.store import LINK_REACHES, LINK_ROLES, SandboxDocument, SandboxStore, SandboxUser
+from elynav_nb.sandbox.docs.throttle import UserThrottle, throttled_detail
 
 __all__ = ["DocsSandbox", "build_app"]
 
@@ -129,9 +136,17 @@ class DocsSandbox:
         hocuspocus_version: int = 3,
         collaboration_timeout: float = 60.0,
         send_pings: bool = False,
+        throttle_period: float = 60.0,
+        collaboration_exempt: bool = False,
+        oidc: ResourceServer | None = None,
     ) -> None:
         """``hocuspocus_version`` 3 (Docs v4.0-v5.4) or 4; ``collaboration_timeout`` and
-        ``send_pings`` apply to version 4 only."""
+        ``send_pings`` apply to version 4 only. The document throttle allows
+        ``throttle_per_minute`` requests per user in ``throttle_period`` seconds (``throttle``);
+        the collaboration gate's own check of each connect counts in the user's bucket unless
+        ``collaboration_exempt`` (Docs' ``X-Y-Provider-Key`` exemption, when its keys match).
+        ``oidc`` (a ``resource_server.ResourceServer``) serves ``/external_api/v1.0/`` to bearer
+        tokens of that provider, as Docs with ``OIDC_RESOURCE_SERVER_ENABLED``."""
         if hocuspocus_version not in (3, 4):
             raise InvalidInput("hocuspocus_version must be 3 or 4")
         if collaboration_timeout <= 0:
@@ -140,6 +155,11 @@ class DocsSandbox:
         self.port = port
         self.api_version = api_version
         self.throttle_per_minute = throttle_per_minute
+        self.throttle = UserThrottle(throttle_per_minute, throttle_period)
+        self.collaboration_exempt = collaboration_exempt
+        self.oidc = oidc
+        self.request_log: deque[tuple[str, str, int, int]] = deque(maxlen=1000)
+        """The last REST requests: method, path, status, live connections to the document's room."""
         self.not_connected_read_only = not_connected_read_only
         self.extra_allowed_origins = tuple(extra_allowed_origins)
         self.api_key = api_key or secrets.token_hex(16)
@@ -152,7 +172,6 @@ class DocsSandbox:
         self.default_user: SandboxUser = self.store.create_user(DEFAULT_USER_NAME)
         self.session_id = self.store.mint_session(self.default_user)
         self.csrf_token = secrets.token_hex(16)
-        self._request_times: dict[str, deque[float]] = defaultdict(deque)
         self._server: uvicorn.Server | None = None
         self._serve_task: asyncio.Task[None] | None = None
 
@@ -297,21 +316,31 @@ class DocsSandbox:
     # --- the backend check the y-provider makes --------------------------------------------
 
     async def _authorize(self, document_name: str, cookie: str) -> tuple[bool, bool] | None:
+        """The y-provider's ``GET /documents/<id>/`` with the client's cookie: it counts in the
+        user's throttle bucket, and a 429 there is a backend error, so the connect is refused."""
+        user = self.store.user_for_session(_cookies(cookie).get("docs_sessionid"))
+        if not self.collaboration_exempt and self.throttle.check(self._throttle_key(user, "collaboration")):
+            return None
         document = self.store.get_document(document_name)
         if document is None:
             return None
-        user = self.store.user_for_session(_cookies(cookie).get("docs_sessionid"))
         abilities = self.store.abilities(document, user)
         return abilities["retrieve"], abilities["update"]
 
     # --- request helpers ---------------------------------------------------------------------
 
     def user_of(self, request: Request) -> SandboxUser | None:
+        """The caller: the user a bearer token named (external API), else the session cookie's."""
+        token_user = getattr(request.state, "token_user", None)
+        if isinstance(token_user, SandboxUser):
+            return token_user
         return self.store.user_for_session(request.cookies.get("docs_sessionid"))
 
     def csrf_refusal(self, request: Request, user: SandboxUser | None) -> Response | None:
         if request.method not in _UNSAFE_METHODS or user is None:
             return None
+        if getattr(request.state, "token_user", None) is not None:
+            return None  # a bearer token: no session, no CSRF
         cookie_token = request.cookies.get("csrftoken")
         if not cookie_token or request.headers.get("x-csrftoken") != cookie_token:
             return _json_error(403, "CSRF Failed: CSRF token missing or incorrect.")
@@ -325,18 +354,27 @@ class DocsSandbox:
                 return _json_error(403, "CSRF Failed: Referer checking failed.")
         return None
 
-    def throttled(self, request: Request, user: SandboxUser | None) -> bool:
+    @staticmethod
+    def _throttle_key(user: SandboxUser | None, address: str) -> str:
+        return f"user-{user.id}" if user is not None else f"address-{address}"
+
+    def throttled(self, request: Request, user: SandboxUser | None) -> Response | None:
+        """Docs' document throttle: the 429 it answers, or ``None`` when the request may go on."""
         if request.headers.get("x-y-provider-key") == self.api_key:
-            return False
-        key = user.id if user else (request.client.host if request.client else "anonymous")
-        window = self._request_times[key]
-        now = time.monotonic()
-        while window and now - window[0] >= 60.0:
-            window.popleft()
-        if len(window) >= self.throttle_per_minute:
-            return True
-        window.append(now)
-        return False
+            return None
+        address = request.client.host if request.client else "anonymous"
+        wait = self.throttle.check(self._throttle_key(user, address))
+        if wait is None:
+            return None
+        return JSONResponse(
+            {"detail": throttled_detail(wait)}, status_code=429, headers={"Retry-After": str(wait)}
+        )
+
+    def log_request(self, request: Request, status: int) -> None:
+        document_id = request.path_params.get("document_id")
+        live = self.hub.connection_counts(document_id, None) if isinstance(document_id, str) else None
+        count = int(live["count"]) if isinstance(live, dict) else 0
+        self.request_log.append((request.method, request.url.path, status, count))
 
 
 # =============================================================================================
@@ -355,18 +393,44 @@ def build_app(sandbox: DocsSandbox) -> Starlette:
             refusal = sandbox.csrf_refusal(request, user)
             if refusal is not None:
                 return refusal
-            if document_scope and sandbox.throttled(request, user):
-                return JSONResponse(
-                    {"detail": "Request was throttled."}, status_code=429, headers={"Retry-After": "60"}
-                )
-            return await handler(request, sandbox)
+            throttled = sandbox.throttled(request, user) if document_scope else None
+            response = throttled if throttled is not None else await handler(request, sandbox)
+            sandbox.log_request(request, response.status_code)
+            return response
 
         return endpoint
 
+    def token_route(
+        handler: Handler, *, document_scope: bool = True
+    ) -> Callable[[Request], Awaitable[Response]]:
+        inner = route(handler, document_scope=document_scope)
+
+        async def endpoint(request: Request) -> Response:
+            if sandbox.oidc is None:
+                return JSONResponse({"detail": "Not found."}, status_code=404)
+            found = await sandbox.oidc.user_for(request, sandbox.store.users)
+            if isinstance(found, Response):
+                return found
+            request.state.token_user = found
+            return await inner(request)
+
+        return endpoint
+
+    own_routes: list[tuple[str, Handler, list[str]]] = [
+        *TREE_ROUTES,
+        *DISCUSSION_ROUTES,
+        (f"{API}/documents/{{document_id}}/content/", _content, ["GET", "PATCH"]),
+        (f"{API}/users/me/", _users_me, ["GET"]),
+    ]
     routes = [
+        *[
+            Route(path, token_route(handler, document_scope=not path.endswith("/users/me/")), methods=methods)
+            for path, handler, methods in external_routes(own_routes)
+        ],
         Route(f"{API}/config/", route(_config, document_scope=False), methods=["GET"]),
         Route(f"{API}/users/me/", route(_users_me, document_scope=False), methods=["GET"]),
         *[Route(path, route(handler), methods=methods) for path, handler, methods in TREE_ROUTES],
+        *[Route(path, route(handler), methods=methods) for path, handler, methods in DISCUSSION_ROUTES],
         Route(f"{API}/documents/{{document_id}}/content/", route(_content), methods=["GET", "PATCH"]),
         Route(
             f"{API}/documents/{{document_id}}/link-configuration/",

@@ -22,6 +22,7 @@ import base64
 import binascii
 import hashlib
 import secrets
+import string
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -33,7 +34,7 @@ from elynav_nb.sandbox.docs import abilities
 from elynav_nb.sandbox.docs.abilities import LINK_REACHES, LINK_ROLES, ROLES, format_datetime
 from elynav_nb.sandbox.docs.tree import MaterializedPathTree
 
-__all__ = ["LINK_REACHES", "LINK_ROLES", "ROLES", "SandboxDocument", "SandboxStore", "SandboxUser"]
+__all__ = ["LINK_REACHES", "LINK_ROLES", "ROLES", "SandboxDocument", "SandboxStore", "SandboxUser", "Version"]
 
 _ACCEPTED_ID_VERSIONS: Final = (1, 3, 4, 5)
 TRASHBIN_CUTOFF_DAYS: Final = 30
@@ -80,6 +81,19 @@ class SandboxDocument:
     ancestors_deleted_at: datetime | None = None
 
 
+@dataclass(frozen=True)
+class Version:
+    """One object version of a document's saved content (Docs keeps them in versioned storage)."""
+
+    version_id: str
+    last_modified: datetime
+    content: str  # the base64 text Docs stores as the object
+    etag: str
+
+
+_VERSION_ALPHABET: Final = string.ascii_letters + string.digits + "._"
+
+
 class SandboxStore:
     """Users, sessions and documents of one sandbox."""
 
@@ -92,6 +106,8 @@ class SandboxStore:
         self.link_traces: set[tuple[str, str]] = set()  # (user id, document id): opened by link
         self.rest_editor_locks: dict[str, str] = {}  # document id -> session key (no-websocket rule)
         self.clock_offset = timedelta()
+        self.threads: dict[str, list[Any]] = {}  # document id -> discussion_routes.SandboxThread
+        self.versions: dict[str, list[Version]] = {}  # document id -> oldest first, the last is the latest
 
     # --- the clock ---------------------------------------------------------------------------
 
@@ -227,8 +243,15 @@ class SandboxStore:
         return raw
 
     def save_content(self, document: SandboxDocument, raw: bytes) -> None:
+        """Store the content; a content that changed is a new version (as versioned storage does)."""
         document.content = raw
         document.updated_at = self.stamp()
+        text = base64.b64encode(raw).decode("ascii")
+        versions = self.versions.setdefault(document.id, [])
+        if not versions or versions[-1].content != text:
+            version_id = "".join(secrets.choice(_VERSION_ALPHABET) for _ in range(32))
+            etag = '"' + hashlib.md5(text.encode(), usedforsecurity=False).hexdigest() + '"'
+            versions.append(Version(version_id, self.now(), text, etag))
 
     @staticmethod
     def content_etag(document: SandboxDocument) -> str:

@@ -1,5 +1,5 @@
 // Benchmark peer: time @blocknote/server-util reading a Yjs document the way Docs does.
-// Input {"update": base64, "repeats": n}; output {"to_blocks_ms": [...], "to_markdown_ms": [...], "blocks": count,
+// Input {"update": base64, "repeats": n, "markdown"?: true (also return the markdown)}; output {"to_blocks_ms": [...], "to_markdown_ms": [...], "blocks": count,
 // "markdown_chars": n, "heap_used_mb": n}. Process start-up and the editor creation are not timed.
 import { ServerBlockNoteEditor } from "@blocknote/server-util";
 import * as Y from "yjs";
@@ -28,4 +28,5 @@ writeJson({
   blocks: blocks.length,
   markdown_chars: markdown.length,
   heap_used_mb: process.memoryUsage().heapUsed / 1e6,
+  ...(input.markdown ? { markdown } : {}),
 });

@@ -12,6 +12,11 @@
 //   text_insert {block_id, offset, text}            -> {ok}  a person typing in a block
 //   wait_synced {timeout_ms}                        -> {ok, unsynced}
 //   awareness {}                                    -> {ok, states: [state...]} of other clients
+//   cursor_blocks {}                                -> {ok, cursors: [{name, block, index}]}: each other
+//                                                     client's cursor resolved as y-prosemirror does
+//                                                     (Y.createAbsolutePositionFromRelativePosition)
+//   set_cursor {block_id, offset}                   -> {ok}  our cursor in that block's text, as
+//                                                     y-prosemirror's cursor plugin writes it
 //   bench_inserts {count}                           -> {ok, latencies_ms: [...]}  acked-insert latency
 //   bench_markdown {markdown}                       -> {ok, parse_ms, write_ms, total_ms, blocks}  BlockNote
 //                                                     parses the markdown (tryParseMarkdownToBlocks), writes
@@ -205,6 +210,35 @@ async function handle(command) {
         if (clientId !== ydoc.clientID) states.push(state);
       });
       return { ok: true, states };
+    }
+    case "cursor_blocks": {
+      const cursors = [];
+      provider.awareness.getStates().forEach((state, clientId) => {
+        if (clientId === ydoc.clientID || !state.cursor) return;
+        const position = Y.createAbsolutePositionFromRelativePosition(
+          Y.createRelativePositionFromJSON(state.cursor.head),
+          ydoc,
+        );
+        let node = position ? position.type : null;
+        let block = null;
+        while (node) {
+          if (node instanceof Y.XmlElement && node.nodeName === "blockContainer") {
+            block = node.getAttribute("id");
+            break;
+          }
+          node = node.parent;
+        }
+        cursors.push({ name: state.user?.name, block, index: position ? position.index : null });
+      });
+      return { ok: true, cursors };
+    }
+    case "set_cursor": {
+      const container = findContainer(fragment(), command.block_id);
+      if (!container) return { ok: false, error: "no such block" };
+      const text = container.get(0).toArray().find((child) => child instanceof Y.XmlText);
+      const position = Y.createRelativePositionFromTypeIndex(text, command.offset);
+      provider.awareness.setLocalStateField("cursor", { anchor: position, head: position });
+      return { ok: true };
     }
     case "bench_inserts":
       return benchInserts(command);

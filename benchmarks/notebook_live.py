@@ -1,0 +1,327 @@
+"""Live-notebook benchmark: ``LiveNotebook`` against Datalayer's jupyter-nbmodel-client, same server, same run.
+
+Run: ``python benchmarks/notebook_live.py`` from the repository root, in a venv with the live extra
+(``pip install -e '.[test,live]' jupyter-kernel-client``). It starts a real JupyterLab with
+jupyter-collaboration on loopback (the tests' harness), and an observer peer (pycrdt's own Provider)
+in each room. Rounds alternate the two clients (ABAB). Figures (medians, ms):
+
+- insert, returned: the call's return. Ours returns once the room acknowledged the write (a probe
+  answered); nbmodel's ``add_code_cell`` returns at once, before anything was sent.
+- insert, held (known to the writer): ours as above; nbmodel has no acknowledgement, so the cheapest
+  way its user can know is a fresh ``NbModelClient`` that finds the cell (what the facts note suggests).
+- insert / 1,000-character edit, seen by the observer: the same criterion for both (the server applied
+  and broadcast it).
+- run to outputs at the observer: ours ``run_cell`` (kernel WebSocket); nbmodel ``execute_cell`` with
+  ``jupyter_kernel_client`` on the same kernel (it blocks, so it runs on a thread).
+- the ``.ipynb`` written through the contents API (GET, add a cell, PUT), as tools without RTC do.
+- lost edits: a burst of inserts by each client with the server killed (SIGKILL) and restarted in the
+  middle; the count of inserts that returned but are not in the room afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+from elynav_nb.notebook import LiveNotebook  # noqa: E402
+from tests.browser.lab_server import LabServer, write_notebook  # noqa: E402
+from tests.notebook.servers import RawPeer, restart  # noqa: E402
+
+
+class Observer:
+    """A third peer in the room: ``await observer.until(predicate)`` wakes on the first change that fits."""
+
+    def __init__(self, peer: RawPeer) -> None:
+        self.peer = peer
+        self._waiters: list[tuple[Callable[[list[dict[str, Any]]], bool], asyncio.Future[float]]] = []
+        peer.notebook.ydoc.observe(self._changed)
+
+    def _changed(self, _event: Any) -> None:  # inside the commit: the document is read just after it
+        asyncio.get_running_loop().call_soon(self._check)
+
+    def _check(self) -> None:
+        cells = self.peer.cells
+        now = time.perf_counter()
+        for predicate, future in list(self._waiters):
+            if not future.done() and predicate(cells):
+                future.set_result(now)
+
+    async def until(self, predicate: Callable[[list[dict[str, Any]]], bool], timeout: float = 30.0) -> float:
+        if predicate(self.peer.cells):
+            return time.perf_counter()
+        future: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        self._waiters.append((predicate, future))
+        try:
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            self._waiters.remove((predicate, future))
+
+
+def has_source(text: str) -> Callable[[list[dict[str, Any]]], bool]:
+    return lambda cells: any(cell.get("source") == text for cell in cells)
+
+
+def median_ms(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:.2f}" if values else "-"
+
+
+async def nbmodel_client(server: LabServer, path: str) -> Any:
+    from jupyter_nbmodel_client import NbModelClient, get_jupyter_notebook_websocket_url
+
+    url = await asyncio.to_thread(get_jupyter_notebook_websocket_url, server.base_url, path, server.token)
+    client = NbModelClient(url, username="nbmodel")
+    await client.start()
+    return client, url
+
+
+async def nbmodel_finds(url: str, text: str) -> bool:
+    from jupyter_nbmodel_client import NbModelClient
+
+    fresh = NbModelClient(url, username="nbmodel-check")
+    await fresh.start()
+    try:
+        return any("".join(fresh[index]["source"]) == text for index in range(len(fresh)))
+    finally:
+        await fresh.stop()
+
+
+async def inserts_and_edits(server: LabServer, rounds: int) -> dict[str, list[float]]:
+    write_notebook(server.root_dir / "edits.ipynb", ["x = 1"])
+    figures: dict[str, list[float]] = {}
+    add = lambda key, value: figures.setdefault(key, []).append(value)  # noqa: E731
+    async with RawPeer.join(server, "edits.ipynb") as peer:
+        observer = Observer(peer)
+        ours = await LiveNotebook.open("edits.ipynb", server_url=server.base_url, token=server.token)
+        theirs, url = await nbmodel_client(server, "edits.ipynb")
+        try:
+            for round_number in range(rounds + 2):  # two warm-up rounds, not counted
+                counted = round_number >= 2
+                text = f"ours_{uuid.uuid4().hex}"
+                started = time.perf_counter()
+                cell_id = await ours.insert_cell(text)
+                returned = time.perf_counter()
+                seen = await observer.until(has_source(text))
+                if counted:
+                    add("insert returned/ours", returned - started)
+                    add("insert held/ours", returned - started)
+                    add("insert seen/ours", seen - started)
+
+                text = f"nbmodel_{uuid.uuid4().hex}"
+                started = time.perf_counter()
+                index = theirs.add_code_cell(text)
+                returned = time.perf_counter()
+                seen = await observer.until(has_source(text))
+                if counted:
+                    add("insert returned/nbmodel", returned - started)
+                    add("insert seen/nbmodel", seen - started)
+                if counted and round_number < 7:  # a fresh connection per check: a few rounds only
+                    started = time.perf_counter()
+                    theirs_text = f"nbmodel_{uuid.uuid4().hex}"
+                    theirs.add_code_cell(theirs_text)
+                    while not await nbmodel_finds(url, theirs_text):
+                        pass
+                    add("insert held/nbmodel", time.perf_counter() - started)
+
+                long_text = "".join(chr(97 + (round_number + n) % 26) for n in range(1000))
+                started = time.perf_counter()
+                await ours.update_cell(cell_id, long_text)
+                returned = time.perf_counter()
+                seen = await observer.until(has_source(long_text))
+                if counted:
+                    add("1,000-char edit returned/ours", returned - started)
+                    add("1,000-char edit seen/ours", seen - started)
+                long_text = long_text[::-1]
+                started = time.perf_counter()
+                theirs.set_cell_source(index, long_text)
+                returned = time.perf_counter()
+                seen = await observer.until(has_source(long_text))
+                if counted:
+                    add("1,000-char edit returned/nbmodel", returned - started)
+                    add("1,000-char edit seen/nbmodel", seen - started)
+        finally:
+            await theirs.stop()
+            await ours.close()
+    return figures
+
+
+async def runs(server: LabServer, rounds: int) -> dict[str, list[float]]:
+    from jupyter_kernel_client import JupyterKernelClient as KernelClient
+
+    write_notebook(server.root_dir / "runs.ipynb", ["x = 1"])
+    figures: dict[str, list[float]] = {}
+    async with RawPeer.join(server, "runs.ipynb") as peer:
+        observer = Observer(peer)
+        ours = await LiveNotebook.open("runs.ipynb", server_url=server.base_url, token=server.token)
+        theirs, _ = await nbmodel_client(server, "runs.ipynb")
+        kernel_id = await ours.api.start_kernel_for("runs.ipynb")
+        kernel = KernelClient(server_url=server.base_url, token=server.token, kernel_id=kernel_id)
+        kernel.start()
+        try:
+            our_cell = await ours.insert_cell("print('ours', 6 * 7)")
+            their_index = theirs.add_code_cell("print('nbmodel', 6 * 7)")
+            await observer.until(has_source("print('nbmodel', 6 * 7)"))
+            for round_number in range(rounds + 2):
+                counted = round_number >= 2
+                count_before = {cell["id"]: cell.get("execution_count") for cell in peer.cells}
+                started = time.perf_counter()
+                await ours.run_cell(our_cell)
+                seen = await observer.until(
+                    lambda cells: any(
+                        cell["id"] == our_cell
+                        and cell.get("outputs")
+                        and cell.get("execution_count") != count_before.get(our_cell)
+                        for cell in cells
+                    )
+                )
+                if counted:
+                    figures.setdefault("run to outputs seen/ours", []).append(seen - started)
+                their_id = theirs[their_index]["id"]
+                count_before = {cell["id"]: cell.get("execution_count") for cell in peer.cells}
+                started = time.perf_counter()
+                await asyncio.to_thread(theirs.execute_cell, their_index, kernel)
+                seen = await observer.until(
+                    lambda cells: any(
+                        cell["id"] == their_id
+                        and cell.get("outputs")
+                        and cell.get("execution_count") not in (None, count_before.get(their_id))
+                        for cell in cells
+                    )
+                )
+                if counted:
+                    figures.setdefault("run to outputs seen/nbmodel", []).append(seen - started)
+        finally:
+            kernel.stop(shutdown_kernel=False)
+            await theirs.stop()
+            await ours.close()
+    return figures
+
+
+async def contents_write(server: LabServer, rounds: int) -> dict[str, list[float]]:
+    write_notebook(server.root_dir / "contents.ipynb", ["x = 1"])
+    figures: dict[str, list[float]] = {}
+    async with LiveNotebook.open("contents.ipynb", server_url=server.base_url, token=server.token) as ours:
+        for _ in range(rounds):
+            started = time.perf_counter()
+            model = (await ours.api.request("GET", "api/contents/contents.ipynb")).json()
+            content = model["content"]
+            content["cells"].append(
+                {
+                    "cell_type": "code",
+                    "source": "y = 2",
+                    "metadata": {},
+                    "outputs": [],
+                    "execution_count": None,
+                    "id": uuid.uuid4().hex[:8],
+                }
+            )
+            await ours.api.save_as_ipynb("contents.ipynb", content)
+            figures.setdefault(".ipynb via contents API (GET + PUT)", []).append(
+                time.perf_counter() - started
+            )
+            started = time.perf_counter()
+            await ours.insert_cell("y = 2")
+            figures.setdefault(".ipynb via contents API (GET + PUT)/ours insert", []).append(
+                time.perf_counter() - started
+            )
+    return figures
+
+
+async def lost_in_a_burst(server: LabServer, writer: str, inserts: int) -> tuple[int, int]:
+    """(returned, lost): inserts that returned, and those of them missing from the room afterwards."""
+    path = f"burst-{writer}.ipynb"
+    write_notebook(server.root_dir / path, ["x = 1"])
+    written: list[str] = []
+    if writer == "ours":
+        nb = await LiveNotebook.open(
+            path, server_url=server.base_url, token=server.token, ack_timeout=90, reconnect_timeout=90
+        )
+        try:
+            for number in range(inserts):
+                if number == inserts // 2:
+                    await asyncio.to_thread(restart, server)
+                text = f"ours_burst_{number}"
+                await nb.insert_cell(text)
+                written.append(text)
+        finally:
+            await nb.close()
+    else:
+        client, _ = await nbmodel_client(server, path)
+        try:
+            for number in range(inserts):
+                if number == inserts // 2:
+                    await asyncio.to_thread(restart, server)
+                text = f"nbmodel_burst_{number}"
+                try:
+                    client.add_code_cell(text)
+                    written.append(text)
+                except Exception:  # its model after the socket died: counted as not written
+                    pass
+                await asyncio.sleep(0.005)
+        finally:
+            await client.stop()
+    await asyncio.sleep(1.0)
+    async with RawPeer.join(server, path) as peer:
+        present = {cell["source"] for cell in peer.cells}
+    return len(written), sum(1 for text in written if text not in present)
+
+
+async def main(arguments: argparse.Namespace) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="elynav-bench-notebooks-"))
+    server = LabServer.start(folder)
+    try:
+        figures: dict[str, list[float]] = {}
+        figures.update(await inserts_and_edits(server, arguments.rounds))
+        figures.update(await runs(server, arguments.run_rounds))
+        figures.update(await contents_write(server, arguments.run_rounds))
+        losses = {
+            writer: await lost_in_a_burst(server, writer, arguments.burst) for writer in ("ours", "nbmodel")
+        }
+    finally:
+        server.stop()
+    print(
+        f"\nlive notebooks, jupyter-collaboration, {arguments.rounds} rounds (runs: {arguments.run_rounds}); medians in ms\n"
+    )
+    print("| measure | ours | jupyter-nbmodel-client | ratio |\n|---|---|---|---|")
+    for measure in (
+        "insert returned",
+        "insert held",
+        "insert seen",
+        "1,000-char edit returned",
+        "1,000-char edit seen",
+        "run to outputs seen",
+    ):
+        ours_values, their_values = figures.get(f"{measure}/ours", []), figures.get(f"{measure}/nbmodel", [])
+        ratio = (
+            f"{statistics.median(ours_values) / statistics.median(their_values):.2f}x"
+            if ours_values and their_values
+            else "-"
+        )
+        print(f"| {measure} | {median_ms(ours_values)} | {median_ms(their_values)} | {ratio} |")
+    contents = figures[".ipynb via contents API (GET + PUT)"]
+    ours_insert = figures[".ipynb via contents API (GET + PUT)/ours insert"]
+    print(
+        f"| one cell via the contents API (GET + PUT) vs our acknowledged insert | {median_ms(ours_insert)} | {median_ms(contents)} (contents API) | {statistics.median(ours_insert) / statistics.median(contents):.2f}x |"
+    )
+    for writer, (returned, lost) in losses.items():
+        print(
+            f"| lost in a burst of {arguments.burst} with a crash and restart: {writer} | {lost} of {returned} returned | | |"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--run-rounds", type=int, default=10)
+    parser.add_argument("--burst", type=int, default=40)
+    asyncio.run(main(parser.parse_args()))

@@ -1,0 +1,215 @@
+"""The notebook's cells in its Y document: read them as values, change them in place, minimal text edits.
+
+Where it sits: the pure document model of ``elynav_nb.notebook`` (no I/O). ``live.py`` calls these
+inside one transaction per write; ``connection.py`` then sends the transaction's update. The schema
+is ``jupyter_ydoc.YNotebook``'s (a ``cells`` array of maps: ``id``, ``cell_type``, ``source`` as a
+Y text, ``metadata`` map, ``outputs`` array, ``execution_count``, ``execution_state``); new cells are
+built by ``YNotebook.create_ycell``, as the server builds them.
+
+How data flows::
+
+    YNotebook -> read_cells -> [CellView(index, id, cell_type, source, execution_count, outputs)]
+    cell id   -> cell_index (CELL_NOT_FOUND when no cell has it)
+    new text  -> set_source: common prefix and suffix kept, the middle diffed by lines, small changed
+                 blocks by characters (``text_edits``); pycrdt Text offsets are UTF-8 bytes, converted here
+    outputs   -> set_outputs: cleared and written once in the same transaction, execution count set
+
+Characters that stay are never deleted and re-inserted, so a person typing in the same cell keeps
+their characters. A move is a delete and an insert of the same cell (Yjs 13, which JupyterLab runs,
+has no move of its own), inside one transaction.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from jupyter_ydoc import YNotebook
+from pycrdt import Array, Map, Text
+
+from elynav_nb.errors import CellNotFound, InvalidInput
+
+__all__ = [
+    "CELL_TYPES",
+    "CellView",
+    "cell_index",
+    "insert_cell",
+    "move_cell",
+    "read_cells",
+    "set_outputs",
+    "set_source",
+    "text_edits",
+]
+
+CELL_TYPES: Final = ("code", "markdown", "raw")
+_DIFF_WINDOW: Final = 20_000
+_CHARACTER_DIFF_LIMIT: Final = 400
+
+
+@dataclass(frozen=True)
+class CellView:
+    """One cell as it is now (a copy: changing it changes nothing in the notebook)."""
+
+    index: int
+    id: str
+    cell_type: str
+    source: str
+    execution_count: int | None = None
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def _as_count(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return int(value)
+    return None
+
+
+def read_cells(notebook: YNotebook) -> list[CellView]:
+    cells: list[CellView] = []
+    for index, ycell in enumerate(notebook.ycells):
+        cell = ycell.to_py() or {}
+        outputs = cell.get("outputs") or []
+        cells.append(
+            CellView(
+                index=index,
+                id=str(cell.get("id", "")),
+                cell_type=str(cell.get("cell_type", "code")),
+                source=str(cell.get("source", "")),
+                execution_count=_as_count(cell.get("execution_count")),
+                outputs=[dict(output) for output in outputs if isinstance(output, dict)],
+                metadata=dict(cell.get("metadata") or {}),
+            )
+        )
+    return cells
+
+
+def cell_index(notebook: YNotebook, cell_id: str) -> int:
+    """The index of the cell ``cell_id``; ``CELL_NOT_FOUND`` when no cell has it."""
+    for index, ycell in enumerate(notebook.ycells):
+        if ycell.get("id") == cell_id:
+            return index
+    raise CellNotFound(
+        f"no cell has the id {cell_id!r} (it may have been deleted): read the notebook again for the ids",
+        details={"cell_id": cell_id},
+    )
+
+
+def check_cell_type(cell_type: str) -> str:
+    if cell_type not in CELL_TYPES:
+        raise InvalidInput(f"cell_type must be one of {', '.join(CELL_TYPES)}, not {cell_type!r}")
+    return cell_type
+
+
+def insert_cell(notebook: YNotebook, index: int, cell_type: str, source: str, cell_id: str) -> None:
+    """A new cell at ``index`` (0 to the number of cells), built as the server builds one."""
+    if not 0 <= index <= len(notebook.ycells):
+        raise InvalidInput(f"index {index} is outside 0..{len(notebook.ycells)}")
+    cell: dict[str, Any] = {"id": cell_id, "cell_type": check_cell_type(cell_type), "source": source}
+    cell["metadata"] = {}
+    if cell_type == "code":
+        cell["outputs"] = []
+        cell["execution_count"] = None
+    notebook.ycells.insert(index, notebook.create_ycell(cell))
+
+
+def move_cell(notebook: YNotebook, from_index: int, to_index: int) -> None:
+    """The cell at ``from_index`` ends at ``to_index`` (delete and insert a copy, same id)."""
+    count = len(notebook.ycells)
+    if not 0 <= to_index < count:
+        raise InvalidInput(f"index {to_index} is outside 0..{count - 1}")
+    if from_index == to_index:
+        return
+    cell = notebook.get_cell(from_index)
+    del notebook.ycells[from_index]
+    notebook.ycells.insert(to_index, notebook.create_ycell(cell))
+
+
+def _line_starts(lines: list[str]) -> list[int]:
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def text_edits(old: str, new: str) -> list[tuple[int, int, str]]:
+    """``(start, end, replacement)`` in characters of ``old``, from the last to the first.
+
+    The common prefix and suffix stay; the middle is diffed by lines (``difflib``), and a changed
+    block of lines of at most 400 characters each side again by characters; a bigger block, or a
+    middle over 20,000 characters, is one replacement. So the cost stays linear-ish for large cells.
+    """
+    if old == new:
+        return []
+    prefix = 0
+    limit = min(len(old), len(new))
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
+        suffix += 1
+    old_middle = old[prefix : len(old) - suffix]
+    new_middle = new[prefix : len(new) - suffix]
+    if not old_middle or not new_middle or max(len(old_middle), len(new_middle)) > _DIFF_WINDOW:
+        return [(prefix, prefix + len(old_middle), new_middle)]
+    old_lines = old_middle.splitlines(keepends=True)
+    new_lines = new_middle.splitlines(keepends=True)
+    old_starts, new_starts = _line_starts(old_lines), _line_starts(new_lines)
+    edits: list[tuple[int, int, str]] = []
+    lines = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    for tag, old_first, old_last, new_first, new_last in lines.get_opcodes():
+        if tag == "equal":
+            continue
+        old_start, old_end = old_starts[old_first], old_starts[old_last]
+        new_start, new_end = new_starts[new_first], new_starts[new_last]
+        old_block, new_block = old_middle[old_start:old_end], new_middle[new_start:new_end]
+        if tag != "replace" or max(len(old_block), len(new_block)) > _CHARACTER_DIFF_LIMIT:
+            edits.append((prefix + old_start, prefix + old_end, new_block))
+            continue
+        characters = difflib.SequenceMatcher(a=old_block, b=new_block, autojunk=False)
+        for char_tag, old_from, old_to, new_from, new_to in characters.get_opcodes():
+            if char_tag != "equal":
+                edits.append(
+                    (prefix + old_start + old_from, prefix + old_start + old_to, new_block[new_from:new_to])
+                )
+    edits.reverse()
+    return edits
+
+
+def set_source(text: Text, new: str) -> int:
+    """Make ``text`` read ``new`` with the fewest changes; the number of characters changed."""
+    old = str(text)
+    changed = 0
+    for start, end, replacement in text_edits(old, new):
+        byte_start = len(old[:start].encode("utf-8"))
+        byte_end = byte_start + len(old[start:end].encode("utf-8"))
+        if byte_end > byte_start:
+            del text[byte_start:byte_end]
+        if replacement:
+            text.insert(byte_start, replacement)
+        changed += (end - start) + len(replacement)
+    return changed
+
+
+def set_outputs(
+    notebook: YNotebook, index: int, outputs: list[dict[str, Any]], execution_count: int | None
+) -> None:
+    """The cell's outputs replaced by ``outputs`` (written once) and its execution count set."""
+    ycell: Map[Any] = notebook.ycells[index]
+    if ycell.get("cell_type") != "code":
+        raise InvalidInput("only a code cell has outputs")
+    youtputs = ycell.get("outputs")
+    if not isinstance(youtputs, Array):
+        youtputs = Array()
+        ycell["outputs"] = youtputs
+    youtputs.clear()
+    for output in copy.deepcopy(outputs):
+        if output.get("output_type") == "stream":
+            text = output.get("text", "")
+            output["text"] = Text(text if isinstance(text, str) else "".join(text))
+        youtputs.append(Map(output))
+    ycell["execution_count"] = execution_count

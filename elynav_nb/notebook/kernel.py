@@ -1,0 +1,287 @@
+"""Run code in a notebook's kernel through the Jupyter server, without waiting behind the asking cell.
+
+Where it sits: the kernel I/O layer of ``elynav_nb.notebook``; ``live.py`` calls ``KernelClient.run``
+for ``run_cell`` and writes the outputs into the cell itself. It speaks the Jupyter messaging protocol
+over the server's kernel WebSocket (``/api/kernels/<id>/channels``; ``kernel_wire`` frames it).
+
+The trap and its way out (facts measured with ipykernel 7.4): the kernel that would run the cell is
+usually the very kernel whose cell is awaiting the agent's turn, and a second ``execute_request`` on
+its main shell waits until that cell ends, for ever. ipykernel 7 has subshells (JEP 91): a
+``create_subshell_request`` on the control channel gives a ``subshell_id``; an ``execute_request``
+whose header carries it runs on the subshell's own thread at once, with the same namespace. So::
+
+    kernel_info_request -> supported_features has "kernel subshells"?
+    the kernel is ours (we run inside it) or busy -> a subshell (made once, deleted on close)
+        no subshells there                         -> RUN_REFUSED, said at once (never a wait)
+    else (idle, another kernel)                    -> the main shell, as a person's run
+    execute_request -> iopub messages of that request -> OutputCollector -> execute_reply
+
+A kernel that dies or restarts during the run (an iopub ``status`` of ``dead``/``restarting``, the
+socket closed, or the server saying the kernel is gone) is ``KERNEL_DIED``; a run longer than its
+timeout is interrupted (``POST /api/kernels/<id>/interrupt``) and ends ``TIMEOUT``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import websockets
+from websockets.asyncio.client import ClientConnection
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.typing import Subprotocol
+
+from elynav_nb.errors import KernelDied, OperationTimeout, RunRefused
+from elynav_nb.notebook.kernel_wire import V1_PROTOCOL, decode_kernel_message, encode_kernel_message
+from elynav_nb.notebook.outputs import DEFAULT_MAX_OUTPUT_BYTES, OutputCollector
+from elynav_nb.notebook.server_api import JupyterServerApi
+
+__all__ = ["KernelClient", "RunResult"]
+
+_REPLY_TIMEOUT: Final = 10.0
+_REPLY_AFTER_IDLE: Final = 0.5
+
+
+@dataclass
+class RunResult:
+    """What one run gave: ``status`` (``ok``/``error``/``aborted``), the outputs, the count, how it ran."""
+
+    status: str
+    execution_count: int | None
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    subshell: bool = False
+    error_name: str = ""
+
+
+def _message(
+    message_type: str, content: dict[str, Any], channel: str, session: str, **header: Any
+) -> dict[str, Any]:
+    return {
+        "header": {
+            "msg_id": uuid.uuid4().hex,
+            "msg_type": message_type,
+            "username": "elynav",
+            "session": session,
+            "date": datetime.datetime.now(datetime.UTC).isoformat(),
+            "version": "5.4",
+            **header,
+        },
+        "parent_header": {},
+        "metadata": {},
+        "content": content,
+        "channel": channel,
+        "buffers": [],
+    }
+
+
+class KernelClient:
+    """One kernel of the server, reached over its WebSocket; ``own_kernel`` says we run inside it."""
+
+    def __init__(self, api: JupyterServerApi, kernel_id: str, *, own_kernel: bool = False) -> None:
+        self.api = api
+        self.kernel_id = kernel_id
+        self.own_kernel = own_kernel
+        self._session = uuid.uuid4().hex
+        self._socket: ClientConnection | None = None
+        self._subshell_id: str | None = None
+        self._supports_subshells: bool | None = None
+        self._lock = asyncio.Lock()
+        self._quick_ack: Callable[[], None] = lambda: None
+
+    def __repr__(self) -> str:
+        return f"KernelClient({self.kernel_id!r}, own_kernel={self.own_kernel})"
+
+    async def _connect(self) -> ClientConnection:
+        if self._socket is not None:
+            return self._socket
+        url = self.api.kernel_channels_url(self.kernel_id, self._session)
+        separator = "&" if "?" in url else "?"
+        if self.api.token:
+            url += f"{separator}token={self.api.token}"
+        try:
+            self._socket = await asyncio.wait_for(
+                websockets.connect(
+                    url,
+                    max_size=64 * 1024 * 1024,
+                    ping_interval=None,
+                    subprotocols=[Subprotocol(V1_PROTOCOL)],
+                ),
+                _REPLY_TIMEOUT,
+            )
+        except (OSError, InvalidHandshake, TimeoutError):
+            raise RunRefused(
+                f"the kernel {self.kernel_id} cannot be reached through the Jupyter server"
+            ) from None
+        return self._socket
+
+    def _encode(self, message: dict[str, Any], socket: ClientConnection | None = None) -> bytes | str:
+        chosen = socket or self._socket
+        return encode_kernel_message(message, binary=chosen is not None and chosen.subprotocol == V1_PROTOCOL)
+
+    async def close(self) -> None:
+        socket, self._socket = self._socket, None
+        if socket is None:
+            return
+        if self._subshell_id is not None:
+            with contextlib.suppress(Exception):
+                request = _message(
+                    "delete_subshell_request", {"subshell_id": self._subshell_id}, "control", self._session
+                )
+                await self._request(socket, request, "delete_subshell_reply")
+            self._subshell_id = None
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(socket.close(), 2.0)
+
+    async def _request(
+        self, socket: ClientConnection, message: dict[str, Any], reply_type: str
+    ) -> dict[str, Any]:
+        await socket.send(self._encode(message, socket))
+        deadline = time.monotonic() + _REPLY_TIMEOUT
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise RunRefused(
+                    f"the kernel did not answer {message['header']['msg_type']} in {_REPLY_TIMEOUT:g} s"
+                )
+            try:
+                received = decode_kernel_message(await asyncio.wait_for(socket.recv(), remaining))
+            except TimeoutError:
+                continue
+            if received.get("parent_header", {}).get("msg_id") == message["header"]["msg_id"]:
+                if received["header"]["msg_type"] == reply_type:
+                    content: dict[str, Any] = received["content"]
+                    return content
+
+    async def _needs_subshell(self, socket: ClientConnection) -> bool:
+        if self.own_kernel:
+            return True
+        return await self.api.kernel_state(self.kernel_id) not in ("idle", None)
+
+    async def _subshell(self, socket: ClientConnection) -> str:
+        if self._supports_subshells is None:
+            # asked on the control channel: the shell may be held by the very cell that asks
+            info = await self._request(
+                socket, _message("kernel_info_request", {}, "control", self._session), "kernel_info_reply"
+            )
+            self._supports_subshells = "kernel subshells" in info.get("supported_features", [])
+        if not self._supports_subshells:
+            raise RunRefused(
+                "the kernel is busy (it may be running the very cell that asked) and it has no subshells"
+                " (ipykernel 7 has them): running now would wait for ever, so nothing was run",
+                details={"kernel_id": self.kernel_id},
+            )
+        if self._subshell_id is None:
+            reply = await self._request(
+                socket,
+                _message("create_subshell_request", {}, "control", self._session),
+                "create_subshell_reply",
+            )
+            if reply.get("status") != "ok":
+                raise RunRefused(f"the kernel refused a subshell ({reply.get('ename', 'error')})")
+            self._subshell_id = str(reply["subshell_id"])
+        return self._subshell_id
+
+    async def run(
+        self, code: str, *, timeout: float, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
+    ) -> RunResult:
+        """Run ``code`` and collect its outputs (see the module docstring for how and when it refuses)."""
+        async with self._lock:
+            socket = await self._connect()
+            header: dict[str, Any] = {}
+            subshell = await self._needs_subshell(socket)
+            if subshell:
+                header["subshell_id"] = await self._subshell(socket)
+            content = {
+                "code": code,
+                "silent": False,
+                "store_history": True,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": True,
+            }
+            request = _message("execute_request", content, "shell", self._session, **header)
+            collector = OutputCollector(max_output_bytes)
+            try:
+                reply = await self._collect(socket, request, collector, timeout)
+            except ConnectionClosed:
+                self._socket = None
+                raise KernelDied(
+                    "the kernel's connection closed during the run (the kernel died or restarted)"
+                ) from None
+            count = reply.get("execution_count")
+            return RunResult(
+                status=str(reply.get("status", "error")),
+                execution_count=count if isinstance(count, int) else collector.execution_count,
+                outputs=collector.notebook_outputs(),
+                subshell=subshell,
+                error_name=str(reply.get("ename", "")),
+            )
+
+    async def _collect(
+        self, socket: ClientConnection, request: dict[str, Any], collector: OutputCollector, timeout: float
+    ) -> dict[str, Any]:
+        await socket.send(self._encode(request, socket))
+        request_id = request["header"]["msg_id"]
+        deadline = time.monotonic() + timeout
+        reply: dict[str, Any] | None = None
+        idle_at: float | None = None
+        while reply is None or idle_at is None:
+            now = time.monotonic()
+            if reply is None and idle_at is not None and now - idle_at > _REPLY_AFTER_IDLE:
+                return _reply_from_iopub(collector)  # the shell reply went to another socket
+            remaining = deadline - now
+            if remaining <= 0:
+                await self.api.request("POST", f"api/kernels/{self.kernel_id}/interrupt")
+                raise OperationTimeout(f"the cell ran longer than {timeout:g} s: the kernel was interrupted")
+            wait = min(remaining, 1.0 if idle_at is None else _REPLY_AFTER_IDLE)
+            try:
+                received = decode_kernel_message(await asyncio.wait_for(socket.recv(), wait))
+                self._quick_ack()
+            except TimeoutError:
+                if idle_at is not None:
+                    continue
+                state = await self.api.kernel_state(self.kernel_id)
+                if state in (None, "dead", "restarting", "autorestarting", "starting"):
+                    raise KernelDied(
+                        f"the kernel is {state or 'gone'}: the run ended without its outputs"
+                    ) from None
+                continue
+            message_type = received.get("header", {}).get("msg_type", "")
+            parent_id = received.get("parent_header", {}).get("msg_id")
+            if message_type == "status" and received["content"].get("execution_state") in (
+                "dead",
+                "restarting",
+            ):
+                raise KernelDied(f"the kernel {received['content']['execution_state']} during the run")
+            if parent_id != request_id:
+                continue
+            if received.get("channel") == "shell" and message_type == "execute_reply":
+                reply = received["content"]
+            elif message_type == "status":
+                if received["content"].get("execution_state") == "idle":
+                    idle_at = time.monotonic()
+            else:
+                collector.add(message_type, received.get("content", {}))
+        return reply
+
+
+def _reply_from_iopub(collector: OutputCollector) -> dict[str, Any]:
+    """The reply as iopub tells it, when the shell reply does not come to us.
+
+    jupyter-server-documents 0.3.3 gives every kernel WebSocket the same ZMQ identity, so the kernel
+    sends a shell reply to one of them only; iopub (``execute_input``, the outputs, ``idle``) reaches all.
+    """
+    errors = [output for output in collector.outputs if output.get("output_type") == "error"]
+    reply: dict[str, Any] = {
+        "status": "error" if errors else "ok",
+        "execution_count": collector.execution_count,
+    }
+    if errors:
+        reply["ename"] = errors[-1].get("ename", "")
+    return reply

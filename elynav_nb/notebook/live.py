@@ -1,0 +1,555 @@
+"""``LiveNotebook``: a notebook open as a peer of its shared Y document, beside the people editing it.
+
+Where it sits: the facade of ``elynav_nb.notebook``. It owns a ``jupyter_ydoc.YNotebook`` over a
+``pycrdt.Doc``, a ``RoomConnection`` to the notebook's room (plus one to the ``globalAwareness``
+room, so the agent is listed in JupyterLab's Collaboration panel), the server's REST client and,
+once a cell is run, a ``KernelClient``.
+
+How a write flows::
+
+    await nb.update_cell(cell_id, text) -> one lock (writes in order) -> Write (journal.py) applied
+      in one transaction (cells.py: a minimal text diff) -> the connection sends its update at once
+      -> our cursor moves to the edit (the name flag shows in the person's JupyterLab)
+      -> connection.acknowledge: a SyncStep1 probe after the update, answered by the room's SyncStep2
+      -> returns (``SYNC_TIMEOUT`` after ``ack_timeout``; nothing is retried twice: after a reset the
+         journal replays the write once, idempotently)
+
+How a run flows: ``run_cell`` reads the cell's source, marks it running, runs it through
+``KernelClient`` (a subshell where the kernel is ours or busy; a typed refusal where that cannot be),
+then writes the outputs and the execution count in one acknowledged write, once.
+
+Reading: ``cells`` / ``cell(id)`` / ``to_frame()`` / ``outputs_text(id)`` read the local replica,
+which the room keeps current; ``watch()`` yields ``NotebookChange`` for what others change, with
+their names (from the room's awareness).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import uuid
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from jupyter_ydoc import YNotebook
+from pycrdt import Assoc, Doc, Text
+
+from elynav_nb.errors import CellNotFound, InvalidInput, RunRefused, ServiceError
+from elynav_nb.notebook import cells
+from elynav_nb.notebook.cells import CellView
+from elynav_nb.notebook.connection import RoomConnection
+from elynav_nb.notebook.journal import Journal, Write
+from elynav_nb.notebook.kernel import KernelClient, RunResult
+from elynav_nb.notebook.locate import locate_current
+from elynav_nb.notebook.outputs import DEFAULT_MAX_OUTPUT_BYTES, outputs_as_text, outputs_summary
+from elynav_nb.notebook.server_api import JupyterServerApi
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = ["LiveNotebook", "NotebookChange"]
+
+ResultType = TypeVar("ResultType")
+DEFAULT_COLOR: Final = "#7c3aed"
+
+
+@dataclass(frozen=True)
+class NotebookChange:
+    """What someone else changed: the ids of the cells added, changed or removed, and who (names)."""
+
+    changed_cell_ids: list[str]
+    removed_cell_ids: list[str]
+    editors: list[str] = field(default_factory=list)
+
+
+class _Opening:
+    """What ``LiveNotebook.open`` returns: ``await`` it, or use it as ``async with``."""
+
+    def __init__(self, starter: Callable[[], Awaitable[LiveNotebook]]) -> None:
+        self._starter = starter
+        self._notebook: LiveNotebook | None = None
+
+    def __await__(self) -> Generator[Any, None, LiveNotebook]:
+        return self._starter().__await__()
+
+    async def __aenter__(self) -> LiveNotebook:
+        self._notebook = await self._starter()
+        return self._notebook
+
+    async def __aexit__(self, exc_type: object, exc: object, traceback: object) -> None:
+        if self._notebook is not None:
+            await self._notebook.close()
+
+
+def _initials(name: str) -> str:
+    return "".join(word[0] for word in name.split()[:2]).upper() or "A"
+
+
+class LiveNotebook:
+    """A live notebook. ``await LiveNotebook.open(path, server_url=..., token=...)`` or, from inside its
+    kernel, ``await LiveNotebook.current()``; ``await nb.close()`` when done."""
+
+    def __init__(
+        self,
+        api: JupyterServerApi,
+        path: str,
+        *,
+        user_name: str,
+        color: str,
+        ack_timeout: float,
+        kernel_id: str | None = None,
+    ) -> None:
+        self.api = api
+        self.path = path
+        self.user_name = user_name
+        self.color = color
+        self.ack_timeout = ack_timeout
+        self.own_kernel_id = kernel_id
+        self.notebook = YNotebook(Doc())
+        self.journal = Journal()
+        self.connection: RoomConnection | None = None
+        self.presence: RoomConnection | None = None
+        self.kernel: KernelClient | None = None
+        self.last_editor: dict[str, str] = {}
+        self._cursor: tuple[str, int] | None = None
+        self._write_lock = asyncio.Lock()
+        self._watchers: list[asyncio.Queue[NotebookChange | None]] = []
+        self._signature: dict[str, tuple[str, int | None, int]] = {}
+        self._closed = False
+        self._opened = False
+        self._username = f"elynav-{uuid.uuid4().hex[:8]}"
+
+    # --- opening -------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str,
+        *,
+        server_url: str,
+        token: str = "",
+        user_name: str = "Elynav agent",
+        color: str = DEFAULT_COLOR,
+        ack_timeout: float = 10.0,
+        open_timeout: float = 10.0,
+        reconnect_timeout: float = 30.0,
+        kernel_id: str | None = None,
+    ) -> _Opening:
+        """Open the notebook at ``path`` (relative to the server's root) on the server at ``server_url``.
+
+        Bounds: joining the room ends within ``open_timeout`` (``SYNC_TIMEOUT``); every write returns
+        once the room holds it, within ``ack_timeout``; a dropped connection is tried again for
+        ``reconnect_timeout`` seconds, then writes fail with ``SERVICE_ERROR``.
+        """
+
+        async def start() -> LiveNotebook:
+            if not isinstance(path, str) or not path.strip("/") or ".." in path.split("/"):
+                raise InvalidInput(f"a notebook path relative to the server's root is needed, not {path!r}")
+            api = JupyterServerApi(server_url, token)
+            notebook = cls(
+                api,
+                path.strip("/"),
+                user_name=user_name,
+                color=color,
+                ack_timeout=ack_timeout,
+                kernel_id=kernel_id,
+            )
+            try:
+                await notebook._start(open_timeout, reconnect_timeout)
+            except BaseException:
+                await notebook.close()
+                raise
+            return notebook
+
+        return _Opening(start)
+
+    @classmethod
+    def current(cls, **options: Any) -> _Opening:
+        """The notebook this kernel belongs to, found from the kernel's environment (``locate.py``)."""
+
+        async def start() -> LiveNotebook:
+            place = locate_current()
+            return await cls.open(
+                place.path,
+                server_url=place.server_url,
+                token=place.token,
+                kernel_id=place.kernel_id,
+                **options,
+            )
+
+        return _Opening(start)
+
+    async def _start(self, open_timeout: float, reconnect_timeout: float) -> None:
+        self.connection = RoomConnection(
+            self.notebook.ydoc,
+            self._room_url,
+            awareness_state=self._awareness_state,
+            on_reset=self._fresh_doc,
+            on_reset_synced=self._replay,
+            on_remote=self._on_remote,
+            on_acked=self.journal.acknowledged,
+            on_resync=self._resync,
+            open_timeout=open_timeout,
+            reconnect_timeout=reconnect_timeout,
+            name=self.path,
+        )
+        await self.connection.open()
+        self._signature = self._cell_signature()
+        self._opened = True
+        self.presence = RoomConnection(
+            Doc(),
+            self._global_awareness_url,
+            awareness_state=self._global_state,
+            open_timeout=open_timeout,
+            name="globalAwareness",
+        )
+        try:
+            await self.presence.open()
+        except Exception:  # the panel entry is a courtesy: the notebook works without it
+            await self.presence.close()
+            self.presence = None
+
+    async def _room_url(self) -> str:
+        address = await self.api.room_address(self.path)
+        return address.url_with_token(self.api.token)
+
+    async def _global_awareness_url(self) -> str:
+        url = self.api.global_awareness_url()
+        return f"{url}?token={self.api.token}" if self.api.token else url
+
+    @property
+    def backend(self) -> str | None:
+        """``jupyter-collaboration`` or ``jupyter-server-documents``."""
+        return self.api.backend
+
+    # --- awareness -----------------------------------------------------------------------------
+
+    def _user(self) -> dict[str, Any]:
+        return {
+            "name": self._username,
+            "display_name": self.user_name,
+            "username": self._username,
+            "initials": _initials(self.user_name),
+            "color": self.color,
+        }
+
+    def _awareness_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = {"user": self._user()}
+        if self._cursor is not None:
+            cell_id, offset = self._cursor
+            with contextlib.suppress(CellNotFound, Exception):
+                text: Text = self.notebook.ycells[cells.cell_index(self.notebook, cell_id)]["source"]
+                position = text.sticky_index(min(offset, len(text)), Assoc.BEFORE).to_json()
+                state["cursors"] = [{"anchor": position, "head": position, "primary": True, "empty": True}]
+        return state
+
+    async def show_cursor(self, cell_id: str, offset: int | None = None) -> None:
+        """Put our caret in a cell at a character ``offset`` (default: the end). JupyterLab shows our name
+        beside it for 2 s after each move (writes move it too)."""
+        source = self.cell(cell_id).source
+        chosen = len(source) if offset is None else max(0, min(offset, len(source)))
+        self._cursor = (cell_id, len(source[:chosen].encode("utf-8")))
+        await self._check_open().renew_awareness()
+
+    def _global_state(self) -> dict[str, Any]:
+        return {"user": self._user(), "current": f"notebook:{self.path}", "documents": [self.path]}
+
+    def collaborators(self) -> list[str]:
+        """The names of the others in the room now (from their awareness states)."""
+        names: list[str] = []
+        if self.connection is None:
+            return names
+        for client_id, state in self.connection.awareness.states.items():
+            if client_id == self.connection.doc.client_id or not state:
+                continue
+            user = state.get("user") or {}
+            names.append(str(user.get("display_name") or user.get("name") or f"client {client_id}"))
+        return names
+
+    # --- reset and remote changes ----------------------------------------------------------------
+
+    def _fresh_doc(self) -> Doc[Any]:
+        self.notebook = YNotebook(Doc())
+        return self.notebook.ydoc
+
+    def _replay(self) -> None:
+        assert self.connection is not None
+        connection = self.connection
+        self.journal.replay(self.notebook, lambda: connection.version)
+        self._signature = self._cell_signature()
+
+    def _resync(self, apply: Callable[[], None]) -> bool:
+        """Around the room's first answer after a reconnection: write again what that answer undid."""
+        assert self.connection is not None
+        connection = self.connection
+        held = [write for write in self.journal.writes if write.holds(self.notebook)]
+        apply()
+        undone = [write for write in held if not write.holds(self.notebook)]
+        if undone:
+            self.journal.replay(self.notebook, lambda: connection.version, only=undone)
+            self._signature = self._cell_signature()
+        return True
+
+    def _cell_signature(self) -> dict[str, tuple[str, int | None, int]]:
+        """Per cell id: (source, execution count, number of outputs), read without converting outputs."""
+        signature: dict[str, tuple[str, int | None, int]] = {}
+        for ycell in self.notebook.ycells:
+            outputs = ycell.get("outputs")
+            count = ycell.get("execution_count")
+            signature[str(ycell.get("id"))] = (
+                str(ycell.get("source", "")),
+                int(count) if isinstance(count, int | float) else None,
+                len(outputs) if outputs is not None else 0,
+            )
+        return signature
+
+    def _on_remote(self, changed_clients: dict[int, int]) -> None:
+        if self.connection is None or not self._opened:
+            return
+        signature = self._cell_signature()
+        changed = [cell_id for cell_id, value in signature.items() if self._signature.get(cell_id) != value]
+        removed = [cell_id for cell_id in self._signature if cell_id not in signature]
+        self._signature = signature
+        if not changed and not removed:
+            return
+        editors = self._names_of(changed_clients)
+        for cell_id in changed:
+            self.last_editor[cell_id] = ", ".join(editors)
+        change = NotebookChange(changed, removed, editors)
+        for queue in list(self._watchers):
+            queue.put_nowait(change)
+
+    def _names_of(self, client_ids: dict[int, int]) -> list[str]:
+        states = self.connection.awareness.states if self.connection is not None else {}
+        names: list[str] = []
+        for client_id in client_ids:
+            user = (states.get(client_id) or {}).get("user") or {}
+            name = str(user.get("display_name") or user.get("name") or "a peer without a name")
+            if name not in names:
+                names.append(name)
+        return names
+
+    def watch(self, *, timeout: float | None = None) -> _Changes:
+        """What others change, from now on: ``async for change in nb.watch(timeout=30): ...``.
+
+        Ends when the notebook closes, or after ``timeout`` seconds without a change."""
+        queue: asyncio.Queue[NotebookChange | None] = asyncio.Queue()
+        self._watchers.append(queue)
+        return _Changes(
+            queue, timeout, lambda: self._watchers.remove(queue) if queue in self._watchers else None
+        )
+
+    # --- reading -------------------------------------------------------------------------------
+
+    @property
+    def cells(self) -> list[CellView]:
+        return cells.read_cells(self.notebook)
+
+    def cell(self, cell_id: str) -> CellView:
+        return self.cells[cells.cell_index(self.notebook, cell_id)]
+
+    def outputs_text(self, cell_id: str, max_chars: int = 4000) -> str:
+        """The cell's outputs as text (images and big outputs said, not shown), at most ``max_chars``."""
+        return outputs_as_text(self.cell(cell_id).outputs, max_chars)
+
+    def to_frame(self) -> pandas.DataFrame:
+        """One row per cell: index, id, type, source, execution_count, outputs (summary), last_editor."""
+        import pandas
+
+        rows = [
+            {
+                "index": cell.index,
+                "id": cell.id,
+                "type": cell.cell_type,
+                "source": cell.source,
+                "execution_count": cell.execution_count,
+                "outputs": outputs_summary(cell.outputs),
+                "last_editor": self.last_editor.get(cell.id, ""),
+            }
+            for cell in self.cells
+        ]
+        columns = ["index", "id", "type", "source", "execution_count", "outputs", "last_editor"]
+        frame = pandas.DataFrame(rows, columns=columns)
+        frame["execution_count"] = frame["execution_count"].astype("Int64")
+        return frame
+
+    def as_ipynb(self) -> dict[str, Any]:
+        """The notebook as nbformat JSON, as the server would save it now."""
+        content: dict[str, Any] = self.notebook.get()
+        return content
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def _check_open(self) -> RoomConnection:
+        if self._closed or self.connection is None:
+            raise ServiceError("the live notebook is closed: open it again")
+        if self.connection.failure is not None:
+            failure = self.connection.failure
+            raise type(failure)(failure.message, details=failure.details)
+        return self.connection
+
+    async def _write(self, write: Write, cursor: tuple[str, int] | None = None) -> Any:
+        async with self._write_lock:
+            connection = self._check_open()
+            with self.notebook.ydoc.transaction():
+                result = write.apply(self.notebook)
+            write.version = connection.version
+            self.journal.add(write)
+            self.last_editor[write.cell_id] = self.user_name
+            self._signature = self._cell_signature()  # our own write is no one else's change
+            if cursor is not None:
+                self._cursor = cursor
+                await connection.renew_awareness()
+            await connection.acknowledge(lambda: write.version, self.ack_timeout)
+            return result
+
+    async def insert_cell(
+        self, source: str = "", cell_type: str = "code", *, index: int | None = None, after: str | None = None
+    ) -> str:
+        """Insert a cell (at ``index``, after the cell ``after``, or at the end); its id once acknowledged."""
+        if not isinstance(source, str):
+            raise InvalidInput("source must be a string")
+        cells.check_cell_type(cell_type)
+        count = len(self.notebook.ycells)
+        if after is not None:
+            index = cells.cell_index(self.notebook, after) + 1
+        elif index is None:
+            index = count
+        if not isinstance(index, int) or not 0 <= index <= count:
+            raise InvalidInput(f"index must be from 0 to {count}, not {index!r}")
+        cell_id = str(uuid.uuid4())
+        write = Write("insert", cell_id, source=source, cell_type=cell_type, index=index, after=after)
+        await self._write(write, cursor=(cell_id, len(source.encode("utf-8"))))
+        return cell_id
+
+    async def update_cell(self, cell_id: str, source: str) -> int:
+        """Make the cell's source read ``source`` by a minimal text diff; the characters changed."""
+        if not isinstance(source, str):
+            raise InvalidInput("source must be a string")
+        cells.cell_index(self.notebook, cell_id)
+        changed: int = await self._write(
+            Write("source", cell_id, source=source), cursor=(cell_id, len(source.encode("utf-8")))
+        )
+        return changed
+
+    async def delete_cell(self, cell_id: str) -> None:
+        await self._write(Write("delete", cell_id))
+
+    async def move_cell(self, cell_id: str, index: int) -> None:
+        count = len(self.notebook.ycells)
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+            raise InvalidInput(f"index must be from 0 to {count - 1}, not {index!r}")
+        await self._write(Write("move", cell_id, index=index))
+
+    async def set_outputs(
+        self, cell_id: str, outputs: list[dict[str, Any]], execution_count: int | None = None
+    ) -> None:
+        """Replace a code cell's outputs (written once) and set its execution count."""
+        if not isinstance(outputs, list) or not all(
+            isinstance(output, dict) and "output_type" in output for output in outputs
+        ):
+            raise InvalidInput("outputs must be a list of nbformat outputs (dicts with output_type)")
+        await self._write(Write("outputs", cell_id, outputs=outputs, execution_count=execution_count))
+
+    # --- running -------------------------------------------------------------------------------
+
+    async def _kernel(self, start_kernel: bool) -> KernelClient:
+        kernel_id = self.own_kernel_id or await self.api.kernel_of(self.path)
+        if kernel_id is None:
+            if not start_kernel:
+                raise RunRefused(
+                    f"no kernel runs for {self.path!r}: open it in JupyterLab, or pass start_kernel=True"
+                )
+            kernel_id = await self.api.start_kernel_for(self.path)
+        if self.kernel is None or self.kernel.kernel_id != kernel_id:
+            if self.kernel is not None:
+                await self.kernel.close()
+            self.kernel = KernelClient(self.api, kernel_id, own_kernel=kernel_id == self.own_kernel_id)
+        return self.kernel
+
+    async def run_cell(
+        self,
+        cell_id: str,
+        *,
+        timeout: float = 60.0,
+        start_kernel: bool = True,
+        max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+    ) -> RunResult:
+        """Run a code cell in the notebook's kernel; its outputs and count are written once, then returned.
+
+        Refused with ``RUN_REFUSED`` (nothing run) where it would wait for ever; ``KERNEL_DIED`` when the
+        kernel dies during the run (the cell keeps its old outputs); ``TIMEOUT`` (kernel interrupted).
+        """
+        self._check_open()
+        cell = self.cell(cell_id)
+        if cell.cell_type != "code":
+            raise InvalidInput(f"the cell {cell_id!r} is {cell.cell_type}, only a code cell runs")
+        kernel = await self._kernel(start_kernel)
+        result = await kernel.run(cell.source, timeout=timeout, max_output_bytes=max_output_bytes)
+        await self.set_outputs(cell_id, result.outputs, result.execution_count)
+        return result
+
+    # --- closing -------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for queue in list(self._watchers):
+            queue.put_nowait(None)
+        if self.kernel is not None:
+            await self.kernel.close()
+        for connection in (self.presence, self.connection):
+            if connection is not None:
+                await connection.close()
+        await self.api.aclose()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"LiveNotebook({self.path!r}, {state}, backend={self.backend!r}, cells={len(self.notebook.ycells)})"
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td>{cell.index}</td><td><code>{html.escape(cell.id[:8])}</code></td><td>{cell.cell_type}</td>"
+            f"<td><pre>{html.escape(cell.source[:200])}</pre></td><td>{html.escape(outputs_summary(cell.outputs))}</td></tr>"
+            for cell in self.cells
+        )
+        return (
+            f"<b>Live notebook</b> <code>{html.escape(self.path)}</code> ({html.escape(str(self.backend))}),"
+            f" as <b>{html.escape(self.user_name)}</b>"
+            "<table><thead><tr><th>#</th><th>id</th><th>type</th><th>source</th><th>outputs</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
+        )
+
+
+class _Changes:
+    """The async iterator ``watch()`` returns."""
+
+    def __init__(
+        self, queue: asyncio.Queue[NotebookChange | None], timeout: float | None, forget: Callable[[], None]
+    ) -> None:
+        self._queue = queue
+        self._timeout = timeout
+        self._forget = forget
+
+    def __aiter__(self) -> _Changes:
+        return self
+
+    async def __anext__(self) -> NotebookChange:
+        try:
+            change = await asyncio.wait_for(self._queue.get(), self._timeout)
+        except TimeoutError:
+            change = None
+        if change is None:
+            self._forget()
+            raise StopAsyncIteration
+        return change
+
+    async def aclose(self) -> None:
+        self._forget()

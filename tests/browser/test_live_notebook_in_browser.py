@@ -1,0 +1,143 @@
+"""A person types in one cell in JupyterLab while the agent rewrites another, inserts a third and runs it.
+
+Real JupyterLab with jupyter-collaboration in headless Chromium; the agent is a ``LiveNotebook`` on its
+own thread and event loop (Playwright's sync API holds this thread's loop). Afterwards: the person's text
+intact, the agent's cell there once with its output once, the agent's name shown in the page, and the
+notebook saved on disk with the same cells, valid for nbformat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.notebook.servers import LIVE, live_missing, start_server, write_notebook
+from tests.tiers import needs
+
+pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.slow, needs(LIVE, live_missing())]
+
+AGENT = "Elynav Agent"
+PERSON_TEXT = "\n# typed by the person, letter by letter"
+MODEL_JS = """(panelId) => {
+    const panel = [...window.jupyterapp.shell.widgets('main')].find((widget) => widget.id === panelId);
+    return panel.context.model.toJSON();
+}"""
+
+
+def _wait(condition: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {timeout:g} s")
+        time.sleep(0.1)
+
+
+class AgentThread(threading.Thread):
+    """The agent's work on a loop of its own: rewrite cell 1, insert a cell after it, run that cell."""
+
+    def __init__(self, server: Any, path: str) -> None:
+        super().__init__(daemon=True)
+        self.server = server
+        self.path = path
+        self.inserted_id: str | None = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self.release = threading.Event()
+
+    def run(self) -> None:
+        try:
+            asyncio.run(self._work())
+        except BaseException as error:  # handed to the test
+            self.error = error
+        finally:
+            self.done.set()
+
+    async def _work(self) -> None:
+        from elynav_nb.notebook import LiveNotebook
+
+        async with LiveNotebook.open(
+            self.path, server_url=self.server.base_url, token=self.server.token, user_name=AGENT
+        ) as nb:
+            rewritten = nb.cells[1].id
+            await nb.update_cell(rewritten, "total = sum(range(10))  # rewritten by the agent")
+            self.inserted_id = await nb.insert_cell("print('agent ran', 6 * 7)", after=rewritten)
+            await nb.run_cell(self.inserted_id, timeout=60)
+            for step in range(40):  # keep moving the cursor (its name flag shows 2 s after each move)
+                if self.release.is_set():
+                    break
+                await nb.show_cursor(self.inserted_id, 20 + step % 5)
+                await asyncio.sleep(0.5)
+
+
+def test_a_person_and_the_agent_in_the_same_notebook(lab_browser, tmp_path: Path) -> None:
+    folder = tmp_path / "root"
+    write_notebook(folder / "shared.ipynb", ["person = 1", "total = 0"])
+    server = start_server("collaboration", folder)
+    agent: AgentThread | None = None
+    try:
+        notebook = lab_browser.open_notebook(server, "shared.ipynb")
+        page = notebook.page
+        editor = notebook.cell(0).locator(".cm-content")
+        editor.click()
+        page.keyboard.press("Control+End")
+        agent = AgentThread(server, "shared.ipynb")
+        agent.start()
+        page.keyboard.type(PERSON_TEXT, delay=25)  # while the agent writes
+
+        def model() -> dict[str, Any]:
+            return page.evaluate(MODEL_JS, notebook._panel_id)
+
+        def sources() -> list[str]:
+            return ["".join(cell["source"]) for cell in model()["cells"]]
+
+        _wait(lambda: agent.inserted_id is not None, 60, "the agent's insert")
+        _wait(
+            lambda: "agent ran 42" in page.locator(".jp-Cell-outputArea").all_inner_texts().__str__(),
+            60,
+            "the agent's output in the page",
+        )
+        name_flags = page.get_by_text(AGENT, exact=True)
+        _wait(
+            lambda: any(name_flags.nth(i).is_visible() for i in range(name_flags.count())),
+            20,
+            "the agent's name shown",
+        )
+        agent.release.set()
+        _wait(agent.done.is_set, 30, "the agent to finish")
+        assert agent.error is None, repr(agent.error)
+
+        expected = [
+            "person = 1" + PERSON_TEXT,
+            "total = sum(range(10))  # rewritten by the agent",
+            "print('agent ran', 6 * 7)",
+        ]
+        _wait(lambda: sources() == expected, 20, f"the page to show {expected} (it shows {sources()})")
+        cells = model()["cells"]
+        assert [cell["id"] for cell in cells][2] == agent.inserted_id
+        assert cells[2]["outputs"] == [{"output_type": "stream", "name": "stdout", "text": "agent ran 42\n"}]
+        assert cells[2]["execution_count"] is not None
+        texts = page.locator(".jp-Cell-outputArea").all_inner_texts()
+        assert sum(text.count("agent ran 42") for text in texts) == 1, texts
+
+        page.keyboard.press("Control+s")  # the person saves; the server saves on its own too
+
+        def saved() -> dict[str, Any]:
+            return json.loads((server.root_dir / "shared.ipynb").read_text())
+
+        _wait(lambda: ["".join(cell["source"]) for cell in saved()["cells"]] == expected, 20, "the save")
+        import nbformat
+
+        on_disk = saved()
+        nbformat.validate(nbformat.from_dict(on_disk))
+        assert on_disk["cells"][2]["outputs"][0]["text"] in ("agent ran 42\n", ["agent ran 42\n"])
+    finally:
+        if agent is not None:
+            agent.release.set()
+            agent.join(30)
+        server.stop()

@@ -1,0 +1,127 @@
+"""Running cells of a live notebook in its real kernel: outputs once, the count set, the trap, faults."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from elynav_nb.errors import KernelDied, OperationTimeout, RunRefused
+from elynav_nb.notebook import LiveNotebook
+from elynav_nb.notebook.kernel import KernelClient
+from tests.tiers import needs
+
+from .servers import LIVE, RawPeer, live_missing, wait_until
+
+pytestmark = [needs(LIVE, live_missing()), pytest.mark.live, pytest.mark.anyio]
+
+
+def open_live(server, path, **options):
+    return LiveNotebook.open(path, server_url=server.base_url, token=server.token, **options)
+
+
+async def test_a_run_writes_its_outputs_once_with_the_count(live_server, notebook_path):
+    async with open_live(live_server, notebook_path) as nb:
+        cell_id = await nb.insert_cell("print('hello')\n6 * 7")
+        first = await nb.run_cell(cell_id)
+        assert first.status == "ok" and not first.subshell
+        second = await nb.run_cell(cell_id)  # a re-run replaces, never appends
+        assert second.execution_count == first.execution_count + 1
+        cell = nb.cell(cell_id)
+        assert cell.execution_count == second.execution_count
+        assert [output["output_type"] for output in cell.outputs] == ["stream", "execute_result"]
+        assert nb.outputs_text(cell_id) == "hello\n\n42"
+        async with RawPeer.join(live_server, notebook_path) as peer:
+            seen = [cell for cell in peer.cells if cell["id"] == cell_id][0]
+            assert len(seen["outputs"]) == 2 and seen["execution_count"] == second.execution_count
+
+        def saved_cell() -> dict:
+            cells = json.loads((live_server.root_dir / notebook_path).read_text())["cells"]
+            return next((cell for cell in cells if cell["id"] == cell_id), {})
+
+        await wait_until(
+            lambda: saved_cell().get("execution_count") == second.execution_count, 15, "the save"
+        )
+        assert len(saved_cell()["outputs"]) == 2
+        import nbformat
+
+        nbformat.validate(nbformat.reads((live_server.root_dir / notebook_path).read_text(), as_version=4))
+
+
+async def test_an_error_and_a_huge_output_are_written_bounded(live_server, notebook_path):
+    async with open_live(live_server, notebook_path) as nb:
+        failing = await nb.insert_cell("1 / 0")
+        result = await nb.run_cell(failing)
+        assert result.status == "error" and result.error_name == "ZeroDivisionError"
+        assert nb.outputs_text(failing).startswith("ZeroDivisionError: division by zero")
+        huge = await nb.insert_cell("print('x' * 900_000)")
+        await nb.run_cell(huge, max_output_bytes=100_000)
+        text = nb.cell(huge).outputs[0]["text"]
+        assert len(text.encode()) < 100_000 and "cut by elynav (output too large)" in text
+        assert len(
+            nb.outputs_text(huge, max_chars=500)
+        ) < 600 and "more characters not shown" in nb.outputs_text(huge, 500)
+
+
+async def test_a_cell_runs_from_inside_the_kernel_whose_cell_awaits_it(live_server, notebook_path):
+    """The trap: the asking cell holds the main shell; the run goes through an ipykernel 7 subshell."""
+    async with open_live(live_server, notebook_path) as nb:
+        target = nb.cells[1].id
+        kernel_id = await nb.api.start_kernel_for(notebook_path)
+        asking_cell = textwrap.dedent(
+            f"""
+            from elynav_nb.notebook import LiveNotebook
+            inner = await LiveNotebook.current(user_name="Kernel agent")
+            result = await inner.run_cell({target!r}, timeout=30)
+            print(inner.path, result.subshell, result.status, inner.cell({target!r}).execution_count)
+            await inner.close()
+            """
+        )
+        outside = KernelClient(nb.api, kernel_id)
+        try:
+            asked = await outside.run(asking_cell, timeout=60)
+        finally:
+            await outside.close()
+        printed = "".join(
+            output.get("text", "") for output in asked.outputs if output["output_type"] == "stream"
+        )
+        assert asked.status == "ok", "\n".join(asked.outputs[0].get("traceback", []))
+        path, subshell, status, count = printed.split()
+        assert path == notebook_path and subshell == "True" and status == "ok" and count != "None"
+        await wait_until(
+            lambda: nb.cell(target).execution_count is not None, what="the run's count at the agent"
+        )
+
+
+async def test_a_busy_kernel_without_subshells_is_refused_at_once(live_server, notebook_path):
+    async with open_live(live_server, notebook_path) as nb:
+        kernel_id = await nb.api.start_kernel_for(notebook_path)
+        runner = KernelClient(nb.api, kernel_id, own_kernel=True)
+        runner._supports_subshells = False  # as a kernel before ipykernel 7 answers kernel_info
+        try:
+            with pytest.raises(RunRefused) as refused:
+                await runner.run("1 + 1", timeout=30)
+            assert "wait for ever" in str(refused.value)
+        finally:
+            await runner.close()
+
+
+async def test_a_kernel_that_dies_during_a_run_is_typed_and_the_cell_kept(live_server, notebook_path):
+    async with open_live(live_server, notebook_path) as nb:
+        cell_id = await nb.insert_cell("print('before')")
+        await nb.run_cell(cell_id)
+        await nb.update_cell(cell_id, "import os\nos._exit(1)")
+        with pytest.raises(KernelDied):
+            await nb.run_cell(cell_id, timeout=60)
+        assert nb.outputs_text(cell_id) == "before"  # the old outputs stay: nothing half-written
+
+
+async def test_a_run_past_its_timeout_interrupts_the_kernel(live_server, notebook_path):
+    async with open_live(live_server, notebook_path) as nb:
+        cell_id = await nb.insert_cell("import time\ntime.sleep(60)")
+        with pytest.raises(OperationTimeout):
+            await nb.run_cell(cell_id, timeout=2)
+        quick = await nb.insert_cell("'still alive'")
+        result = await nb.run_cell(quick, timeout=30)
+        assert nb.outputs_text(quick) == "'still alive'" and result.status == "ok"
