@@ -1,6 +1,6 @@
 """Typed events of one agent conversation, shared by every CLI adapter (claude, codex, gemini).
 
-Where it sits: the pure codecs in ``elynav_nb.agents.cli`` turn stdout lines into these objects;
+Where it sits: the pure codecs in ``elynav_nb.agents.protocols`` turn stdout lines into these objects;
 the runner collects them per turn; widgets, DataFrames and the office read them. No I/O here.
 
 Data flow: stdout line -> codec -> ``AgentEvent`` subclasses (conversation) or ``ControlFrame``
