@@ -1,7 +1,8 @@
 """elynav_nb.agents: headless AI CLIs as awaitable, streaming, cancellable runners.
 
 The public surface: agent definitions (``AgentDefinition``, ``load_agents``, ``install_agents``),
-the runner (``AgentRunner`` -> ``Turn`` -> ``TurnResult``), the ``RunnerManager``, the typed
+the runner (``AgentRunner`` -> ``Turn`` -> ``TurnResult``; its settings as one ``RunnerOptions``, what
+``Office(..., runner_options=...)`` takes), the ``RunnerManager``, the typed
 events a turn streams, hooks (``HookCall``, ``HookMatcher``, ``HookDecision``, ``allow``, ``deny``,
 ``rewrite``; ``agents.hooks``), kernel tools (``agents.tools``) and ``locate_cli``.
 
@@ -41,6 +42,7 @@ from elynav_nb.agents.events import (
 from elynav_nb.agents.hooks.rules import HookCall, HookDecision, HookMatcher, allow, deny, rewrite
 from elynav_nb.agents.locate import CliCommand, locate_cli
 from elynav_nb.agents.manager import RunnerManager
+from elynav_nb.agents.options import RunnerOptions
 from elynav_nb.agents.results import TurnResult
 from elynav_nb.agents.runner import AgentRunner, Turn
 
@@ -61,6 +63,7 @@ __all__ = [
     "PermissionWithdrawn",
     "RawEvent",
     "RunnerManager",
+    "RunnerOptions",
     "StopBounds",
     "TextDelta",
     "ThinkingDelta",

@@ -260,10 +260,9 @@ class AgentRunner:
         )
         endpoint: McpToolEndpoint | None = None
         if options.tools is not None:
-            from elynav_nb.agents.tools.kernel_tool_server import KERNEL_SERVER_NAME
-            from elynav_nb.agents.tools.mcp_endpoint import McpToolEndpoint
+            from elynav_nb.agents.tools.kernel_tool_server import serve_tools
 
-            endpoint = McpToolEndpoint(options.tools, KERNEL_SERVER_NAME)
+            _, endpoint = serve_tools(options.tools)
         conversation = self.conversation
         hooks = HookRunner(options.hooks, report=self._report, session_id=lambda: conversation.session_id)
         if endpoint is not None and hooks and not plan.capabilities.native_tool_hooks:

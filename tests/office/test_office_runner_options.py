@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from elynav_nb.agents.options import RunnerOptions
+from elynav_nb.agents import RunnerOptions
 from elynav_nb.errors import InvalidInput
 from elynav_nb.office import Office
 

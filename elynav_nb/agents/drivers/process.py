@@ -349,9 +349,7 @@ class CliProcess:
 
         def scan() -> dict[int, ProcessIdentity]:
             left = [
-                found
-                for found in marked_processes(self.mark, self._started_at)
-                if not still_under_cli(found)
+                found for found in marked_processes(self.mark, self._started_at) if not still_under_cli(found)
             ]
             for found in list(left):
                 try:

@@ -1,7 +1,8 @@
 """How a runner serves its kernel tools to its CLI: the MCP server ``kernel``, inside the kernel process.
 
-Where it sits: ``AgentRunner(tools=...)`` calls ``serve_tools`` once (the set and its ``McpToolEndpoint``);
-the launchers ask this module what to put on the command line. The transport per CLI, and why:
+Where it sits: ``AgentRunner(tools=...)`` calls ``serve_tools`` once (the set and its ``McpToolEndpoint``,
+in the ``RunnerContext``); claude's launcher asks this module what to put on the command line and
+answers claude's ``mcp_message`` requests with it; the others reach the endpoint over loopback HTTP. The transport per CLI, and why:
 
 - claude (stream-json): an SDK MCP server, as claude-agent-sdk's ``create_sdk_mcp_server`` does:
   ``--mcp-config {"mcpServers": {"kernel": {"type": "sdk", "name": "kernel"}}}``, and the CLI's MCP

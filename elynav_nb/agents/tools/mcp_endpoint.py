@@ -1,7 +1,7 @@
 """``McpToolEndpoint``: a ``KernelToolSet`` answering MCP's JSON-RPC messages, one message at a time.
 
 Where it sits: between a transport and the tools. The transports carry messages only: claude's
-``mcp_message`` control requests on the stream-json pipe (``agents/kernel_tool_server.py``), and the
+``mcp_message`` control requests on the stream-json pipe (``tools/kernel_tool_server.py``), and the
 loopback HTTP server for codex and gemini. Neither parses MCP; this module does, and does no I/O: it
 awaits the tool, which runs in the kernel (an ``async`` tool on the kernel's loop, a plain one on its
 own thread).

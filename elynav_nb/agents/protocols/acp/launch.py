@@ -6,7 +6,7 @@ No I/O here. ``ACP_NOTES`` are the runner's ``limitations`` on any ACP agent.
 
 How data flows::
 
-    .mcp.json (read by cli_adapter.read_workspace_mcp_servers, placeholders expanded) -> ACP's form:
+    .mcp.json (read by per_turn.read_workspace_mcp_servers, placeholders expanded) -> ACP's form:
       stdio  {name, command, args, env: [{name, value}]}
       http   {type: "http", name, url, headers: [{name, value}]}
     kernel tools (a loopback server) -> one more http server, its bearer secret in a header

@@ -2,7 +2,7 @@
 
 Where it sits: the registry's launcher for (claude, stream-json), called by the persistent driver.
 It installs the agent file when the workspace lacks it, names the workspace's ``.mcp.json``, adds
-the kernel tools' SDK MCP server (on the protocol's own pipe: ``kernel_tool_server.py``) and the
+the kernel tools' SDK MCP server (on the protocol's own pipe: ``tools/kernel_tool_server.py``) and the
 hooks' ``hook_callback`` server, and builds the command (``protocols/claude/launch.py``) and a new
 ``ClaudeStreamWire``. claude's ``--json-schema``, ``--max-turns`` and ``--max-budget-usd`` are flags of
 the process: the driver asks for them in its ``LaunchRequest``.
