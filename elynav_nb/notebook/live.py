@@ -166,8 +166,17 @@ class LiveNotebook:
         return _Opening(start)
 
     @classmethod
-    def current(cls, **options: Any) -> _Opening:
-        """The notebook this kernel belongs to, found from the kernel's environment (``locate.py``)."""
+    def current(
+        cls,
+        *,
+        user_name: str = "Elynav agent",
+        color: str = DEFAULT_COLOR,
+        ack_timeout: float = 10.0,
+        open_timeout: float = 10.0,
+        reconnect_timeout: float = 30.0,
+    ) -> _Opening:
+        """The notebook this kernel belongs to, found from the kernel's environment (``locate.py``);
+        the options are ``open``'s."""
 
         async def start() -> LiveNotebook:
             place = locate_current()
@@ -176,7 +185,11 @@ class LiveNotebook:
                 server_url=place.server_url,
                 token=place.token,
                 kernel_id=place.kernel_id,
-                **options,
+                user_name=user_name,
+                color=color,
+                ack_timeout=ack_timeout,
+                open_timeout=open_timeout,
+                reconnect_timeout=reconnect_timeout,
             )
 
         return _Opening(start)

@@ -41,7 +41,7 @@ __all__ = ["MAX_COMMENT_BYTES", "Comment", "DocsThreadsClient", "Reaction", "Thr
 
 MAX_COMMENT_BYTES: Final = 100_000
 """Largest comment text accepted (UTF-8 bytes); bigger ones are refused, never cut."""
-_UUID: Final = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_UUID: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def _text(value: object) -> str | None:
@@ -198,7 +198,7 @@ def checked_text(text: object, what: str = "comment") -> str:
 
 
 def _checked_id(value: object, what: str) -> str:
-    if not isinstance(value, str) or _UUID.match(value.lower()) is None:
+    if not isinstance(value, str) or _UUID.fullmatch(value.lower()) is None:
         raise InvalidInput(f"the {what} id must be a UUID", details={what: str(value)[:64]})
     return value.lower()
 

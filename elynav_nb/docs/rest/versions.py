@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DocsVersionsClient", "Version", "Versions"]
 
-_VERSION_ID: Final = re.compile(r"^[A-Za-z0-9._+\-=~]{1,1024}$")
+_VERSION_ID: Final = re.compile(r"[A-Za-z0-9._+\-=~]{1,1024}")
 """Docs' URL pattern for a version id (``versions/(?P<version_id>[A-Za-z0-9._+\\-=~]{1,1024})``)."""
 _PAGE_SIZE: Final = 50
 
@@ -63,7 +63,7 @@ class Versions(tuple[Version, ...]):
 
 
 def checked_version_id(version_id: object) -> str:
-    if not isinstance(version_id, str) or _VERSION_ID.match(version_id) is None:
+    if not isinstance(version_id, str) or _VERSION_ID.fullmatch(version_id) is None:
         raise InvalidInput("a version id is 1 to 1024 of A-Z a-z 0-9 . _ + - = ~")
     return version_id
 
