@@ -58,6 +58,7 @@ from elynav_nb.agents.events import (
     PermissionRequest,
     PermissionWithdrawn,
     TextDelta,
+    ToolUse,
     TurnEnded,
 )
 from elynav_nb.agents.output_schema import OutputSchema
@@ -355,7 +356,10 @@ class PersistentDriver(Driver):
             self._close_permission(request_id, "withdrawn")
         if self.wire is not None:
             self._keep_release(self.wire.release_turn_resources())
-        if self.process is not None and self.process.is_running:  # what its tools left outside its tree
+        # what its tools left outside its tree: only a turn that ran a tool can have left a process, and
+        # a scan of the machine's processes costs the kernel's loop a few ms, so a turn without one skips it
+        ran_a_tool = any(isinstance(event, ToolUse) for event in turn.events)
+        if ran_a_tool and self.process is not None and self.process.is_running:
             self.run_in_background(self.process.end_leftovers())
 
     def _keep_release(self, release: Awaitable[Any] | None) -> None:

@@ -73,6 +73,8 @@ class StopBounds:
     orphans: float = 1.0
 
 
+LEFTOVER_SCAN_DELAY = 0.05  # seconds between a turn's end and the scan for what its tools left running
+
 class StderrTail:
     """The last ``max_bytes`` of a stream, for error messages (secrets redacted on read)."""
 
@@ -330,8 +332,13 @@ class CliProcess:
         exited: re-parented away, still carrying the mark), with their own descendants; how many.
 
         For a CLI that stays up between turns: called when a turn ends. The CLI's own children (its
-        MCP servers, a background shell it keeps) are left to it.
+        MCP servers, a background shell it keeps) are left to it. The scan starts ``LEFTOVER_SCAN_DELAY``
+        after the call, so that the turn's result reaches its caller first (the scan, in a worker thread,
+        holds the GIL for a few ms).
         """
+        if self._process is None:
+            return 0
+        await asyncio.sleep(LEFTOVER_SCAN_DELAY)
         if self._process is None:
             return 0
 
