@@ -265,9 +265,9 @@ class Office:
         )
         self.history_log.note("office stopped")
         log_office(self, "office stopped")
+        self.status = "closed"  # what the boards show (here and the watchers') from the "stopped" event on
         self.listeners.notify("stopped", None)  # before the socket closes: watchers see it end
         await self._release()
-        self.status = "closed"
 
     @classmethod
     async def connect(cls, workspace: str | os.PathLike[str] = ".") -> Office:
