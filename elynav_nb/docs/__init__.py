@@ -17,11 +17,10 @@ OIDC sign-in ``DocsCredentials.oidc(...)`` (``oidc``). The MCP server is ``elyna
 
 Layers, one folder each (issue 29): ``live/`` (frames, connection), ``blocknote/`` (the document
 model in a ``pycrdt.Doc``), ``markdown/`` (inline and block markdown), ``rest/`` (the shared HTTP,
-documents, the tree), ``mcp/`` (``elynav mcp docs``). The flat paths of before
-(``elynav_nb.docs.frames``, ``...connection``, ``...server``...) still import (``_moved``).
+documents, the tree), ``mcp/`` (``elynav mcp docs``). Of the flat paths of before, only the one
+users were taught keeps working: ``elynav_nb.docs.frames`` (notebook 03), a thin alias of ``live.frames``.
 """
 
-from elynav_nb.docs import _moved
 from elynav_nb.docs.addressing import DocAddress, is_uuid_v4, normalize_instance_origin, parse_docs_url
 from elynav_nb.docs.blocknote import (
     DOCUMENT_FRAGMENT,
@@ -107,5 +106,3 @@ __all__ = [
     "render_inline",
     "update_block_text",
 ]
-
-_moved.install()

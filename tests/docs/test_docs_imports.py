@@ -1,5 +1,6 @@
 """The shape of ``elynav_nb.docs``'s imports: no import circle (type-only and function-level imports
-included), no use of another module's private name, and the flat paths of before still import.
+included), no use of another module's private name, and the one old flat path users were taught
+(``elynav_nb.docs.frames``) still imports.
 
 The graph is read from the source with ``ast``: every ``import`` / ``from ... import`` of a module
 of ``elynav_nb.docs``, wherever it stands (top level, ``if TYPE_CHECKING:``, inside a function). A
@@ -16,10 +17,6 @@ import ast
 import importlib
 from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
-
-from elynav_nb.docs._moved import MOVED_MODULES
 
 PACKAGE = "elynav_nb.docs"
 ROOT = Path(__file__).resolve().parents[2] / "elynav_nb" / "docs"
@@ -175,19 +172,18 @@ def test_the_checks_catch_what_they_look_for(tmp_path: Path) -> None:
     assert private_uses(tmp_path) == ["rest_tree.py:6 uses self.rest._request"]
 
 
-@pytest.mark.parametrize("old_path", sorted(MOVED_MODULES))
-def test_the_flat_paths_of_before_import_the_moved_module_itself(old_path: str) -> None:
-    old = importlib.import_module(old_path)
-    new = importlib.import_module(MOVED_MODULES[old_path])
-    assert old is new
-    assert old.__spec__ is not None and old.__spec__.name == MOVED_MODULES[old_path]
-
-
 def test_the_packages_keep_the_names_of_the_modules_they_replace() -> None:
     from elynav_nb.docs.blocknote import find_block, insert_block, read_blocks, root_group  # noqa: F401
     from elynav_nb.docs.rest import API_PREFIX, DocsRestClient, RequestThrottle, shared_throttle  # noqa: F401
 
-    assert callable(importlib.import_module("elynav_nb.docs.server").build_docs_server)  # the old flat path
+
+def test_the_frame_codec_keeps_the_path_notebook_03_taught() -> None:
+    """``elynav_nb.docs.frames`` is a thin alias: the same objects as ``live.frames``, every one of them."""
+    old = importlib.import_module("elynav_nb.docs.frames")
+    new = importlib.import_module("elynav_nb.docs.live.frames")
+    assert old.__all__ == new.__all__
+    for name in new.__all__:
+        assert getattr(old, name) is getattr(new, name), name
 
 
 def test_every_public_name_of_docs_resolves() -> None:
