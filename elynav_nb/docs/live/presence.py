@@ -7,6 +7,11 @@ its state (BlockNote 0.51.4 ``YCursorPlugin``, y-prosemirror ``cursor-plugin.js`
 JSON, present while the editor has the focus) and ``commentsPing: {at, docId, threadId}``.
 A cursor names a Yjs item; ``_yjs_items.ItemIndex`` finds the block holding it, and
 ``cursor_after`` is where our own cursor goes after a write (the last character we wrote).
+
+``CursorPlaces`` keeps that index for one document: the whole state is decoded on the first look
+only; each later look decodes just what changed since the one before (``doc.get_update(state
+vector)``), so ``people()`` on a 10,000-block document costs what its cursors cost, not the
+document (``benchmarks/docs_people.py``). It reads the document, never writes it.
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pycrdt import Doc
+
 from elynav_nb.docs.live._yjs_items import ItemIndex
 
-__all__ = ["Person", "cursor_after", "people_from_states"]
+__all__ = ["CursorPlaces", "Person", "cursor_after", "people_from_states"]
 
 
 @dataclass(frozen=True)
@@ -91,3 +98,21 @@ def people_from_states(
             )
         )
     return sorted(people, key=lambda person: (person.name or "", person.client_id))
+
+
+class CursorPlaces:
+    """The item index of one document, for placing cursors, brought up to date at each look."""
+
+    def __init__(self, doc: Doc[Any]) -> None:
+        self._doc = doc
+        self._index: ItemIndex | None = None
+        self._state_vector = b""
+
+    def index(self) -> ItemIndex:
+        """The index of the document as it is now (what changed since the last look added)."""
+        if self._index is None:
+            self._index = ItemIndex(self._doc.get_update())
+        else:
+            self._index.add(self._doc.get_update(self._state_vector))
+        self._state_vector = self._doc.get_state()
+        return self._index
