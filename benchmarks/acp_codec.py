@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from elynav_nb.agents.cli.acp_codec import AcpCodec
+from elynav_nb.agents.protocols.acp.codec import AcpCodec
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "acp_real"
 
@@ -268,7 +268,7 @@ def main() -> int:
     for problem in sorted(set(refused)):
         print(f"  {refused.count(problem)} x {problem}")
     print("import, fresh interpreter, medians of 5 (-X importtime, over `pass`; process wall):")
-    for module in ("elynav_nb.agents.cli.acp_codec", "acp", "acp.schema"):
+    for module in ("elynav_nb.agents.protocols.acp.codec", "acp", "acp.schema"):
         cumulative, wall = import_ms(module)
         print(f"  import {module:34} {cumulative:7.1f} ms   process {wall:6.0f} ms")
     return 0

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from elynav_nb._files import write_atomically
-from elynav_nb.agents.acp_files import WorkspaceFiles, confined_parts
+from elynav_nb.agents.protocols.acp.files import WorkspaceFiles, confined_parts
 
 READS = 5000
 WRITES = 200

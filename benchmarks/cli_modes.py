@@ -57,12 +57,12 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from elynav_nb.agents import AgentRunner
-from elynav_nb.agents.cli.codex_codec import CodexEventDecoder
-from elynav_nb.agents.cli.codex_launch import build_codex_turn, plan_codex_runner
-from elynav_nb.agents.cli.gemini_codec import GeminiEventDecoder
-from elynav_nb.agents.cli.gemini_launch import build_gemini_turn, plan_gemini_runner
 from elynav_nb.agents.definitions import AgentDefinition
 from elynav_nb.agents.events import TextDelta
+from elynav_nb.agents.protocols.codex.exec_codec import CodexEventDecoder
+from elynav_nb.agents.protocols.codex.launch import build_codex_turn, plan_codex_runner
+from elynav_nb.agents.protocols.gemini.codec import GeminiEventDecoder
+from elynav_nb.agents.protocols.gemini.launch import build_gemini_turn, plan_gemini_runner
 from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
 from elynav_nb.sandbox.model_api.fake_model_script import Reply
 

@@ -417,7 +417,7 @@ async def run_scenario(
     scenario: str, repeat: int, args: argparse.Namespace, folder: Path, seen_pids: set[int]
 ) -> list[ScenarioResult]:
     """One office and its peer runner(s), kept for every repetition; repetitions alternate ABAB (ABCABC)."""
-    from elynav_nb.agents.process import StopBounds
+    from elynav_nb.agents.drivers.process import StopBounds
     from elynav_nb.agents.runner import AgentRunner
     from elynav_nb.office import Office
 

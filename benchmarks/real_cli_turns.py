@@ -177,7 +177,7 @@ async def measure_alone(
     """The same command line and environment as the runner's, read by a trivial reader."""
     runner = make_runner(cli, binary, workspace, environment)
     if cli == "claude":
-        from elynav_nb.agents.cli.claude_launch import (
+        from elynav_nb.agents.protocols.claude.launch import (
             ClaudeLaunch,
             build_child_environment,
             build_claude_argv,
@@ -197,7 +197,7 @@ async def measure_alone(
             + "\n"
         ).encode()
     elif cli == "codex":  # app-server: the runner's config home, command line and environment
-        from elynav_nb.agents.cli.codex_launch import build_codex_app_server
+        from elynav_nb.agents.protocols.codex.launch import build_codex_app_server
 
         await runner.start()
         await runner.stop()

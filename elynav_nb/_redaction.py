@@ -3,7 +3,7 @@
 Where it sits: a package-level private module beside ``errors.py``, because every capability sends
 text out. ``redact_for_model`` is what a model may read from us: a kernel tool's error
 (``agents/tools/outcome.py``), a hook's deny reason and a ``HookFailed`` message
-(``agents/hook_runner.py``, ``agents/hook_server.py``), the fields a magic fills into a prompt
+(``agents/hooks/runner.py``, ``agents/hooks/server.py``), the fields a magic fills into a prompt
 (``magics/interpolation.py``). ``_logging.Redactor`` applies the same patterns to log lines. Pure:
 the environment is a mapping it is given (``os.environ`` by default: read, never changed).
 

@@ -35,13 +35,25 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("cancel",), "elynav_nb.office.cancel_command", "cancel an ask (the user: any; an agent: its own)"),
     (("office", "serve"), "elynav_nb.office.serve_command", "run the office of a workspace, headless"),
     (("acp",), "elynav_nb.office.acp_command", "an employee of the office as an ACP agent (stdio)"),
-    (("agents", "install"), "elynav_nb.agents.install_command", "copy the Elynav agents into a workspace"),
-    (("agents", "list"), "elynav_nb.agents.list_command", "list the built-in agents and a workspace's own"),
+    (
+        ("agents", "install"),
+        "elynav_nb.agents.definitions.install_command",
+        "copy the Elynav agents into a workspace",
+    ),
+    (
+        ("agents", "list"),
+        "elynav_nb.agents.definitions.list_command",
+        "list the built-in agents and a workspace's own",
+    ),
     (("mcp", "crm"), "elynav_nb.crm.command", "serve the CRM over MCP (stdio)"),
     (("crm", "demo"), "elynav_nb.crm.demo_command", "create a deterministic demo CRM database"),
     (("mcp", "templates"), "elynav_nb.templates.command", "serve agent-template admin over MCP (stdio)"),
     (("mcp", "docs"), "elynav_nb.docs.command", "serve La Suite Docs live editing over MCP (stdio)"),
-    (("mcp", "notebook"), "elynav_nb.notebook.command", "serve a live Jupyter notebook's cells over MCP (stdio)"),
+    (
+        ("mcp", "notebook"),
+        "elynav_nb.notebook.command",
+        "serve a live Jupyter notebook's cells over MCP (stdio)",
+    ),
     (("sandbox", "docs"), "elynav_nb.sandbox.docs.command", "run the local La Suite Docs stand-in"),
 ]
 

@@ -285,7 +285,7 @@ async def run_demo(
             workspace,
             real=real,
             timeout=timeout,
-            environment=runner.environment_overrides,
+            environment=dict(runner.environment_overrides),
             output=output,
             cli=cli,
         )

@@ -21,7 +21,7 @@ import pytest
 
 from elynav_nb._logging import LOGGED_LINE_CHARS, Redactor, configure_from_environment, is_secret_name, redact
 from elynav_nb.agents import AgentDefinition
-from elynav_nb.agents.process import StopBounds
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.office import Office
 
 REPOSITORY = Path(__file__).resolve().parents[1]

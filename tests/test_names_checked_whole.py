@@ -35,11 +35,11 @@ PACKAGE_FOLDER = Path(elynav_nb.__file__).resolve().parent
 _PARSERS_NOT_GUARDS = {
     "_CODED_MESSAGE": "crm/frames.py: reads 'CODE: message' out of an MCP error text (DOTALL)",
     "_TRAILING_DETAILS": "crm/frames.py: reads the trailing JSON details of an MCP error text (DOTALL)",
-    "_BASH_RULE": "agents/cli: reads the command of a 'Bash(cmd:*)' rule; tool names arrive stripped",
-    "_MCP_TOOL": "agents/cli: splits 'mcp__server__tool'; tool names arrive stripped",
+    "_BASH_RULE": "agents/protocols/launch.py: reads the command of a 'Bash(cmd:*)' rule; tool names arrive stripped",
+    "_MCP_TOOL": "agents/protocols/launch.py: splits 'mcp__server__tool'; tool names arrive stripped",
 }
 
-# Guards in files this change may not edit (agents/cli/*): their owners switch them to fullmatch.
+# Guards in files this change may not edit (agents/protocols/*): their owners switch them to fullmatch.
 _GUARDS_LEFT_TO_THEIR_OWNERS: dict[str, str] = {}
 
 BAD_SUFFIXES = ["\n", "\r", "\u2028", "\r\n"]
@@ -183,7 +183,7 @@ def test_no_guard_in_the_package_lets_a_final_newline_through() -> None:
 
 
 def test_a_toml_key_with_a_final_newline_is_quoted() -> None:
-    from elynav_nb.agents.cli.codex_launch import render_toml
+    from elynav_nb.agents.protocols.codex.launch import render_toml
 
     assert '"x\\n" = 1' in render_toml({"x\n": 1})  # written bare, it would break config.toml
 

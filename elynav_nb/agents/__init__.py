@@ -1,10 +1,17 @@
 """elynav_nb.agents: headless AI CLIs as awaitable, streaming, cancellable runners.
 
 The public surface: agent definitions (``AgentDefinition``, ``load_agents``, ``install_agents``),
-the runner (``AgentRunner`` -> ``Turn`` -> ``TurnResult``), the ``RunnerManager``, the typed
+the runner (``AgentRunner`` -> ``Turn`` -> ``TurnResult``; its settings as one ``RunnerOptions``, what
+``Office(..., runner_options=...)`` takes), the ``RunnerManager``, the typed
 events a turn streams, hooks (``HookCall``, ``HookMatcher``, ``HookDecision``, ``allow``, ``deny``,
-``rewrite``; ``agents.hooks``) and ``locate_cli``. Private modules: ``process`` (subprocess supervisor),
-``reaper``, ``cli/`` (pure codecs and command lines).
+``rewrite``; ``agents.hooks``), kernel tools (``agents.tools``) and ``locate_cli``.
+
+The folders show the layers, top down: ``runner.py`` (the facade) with its settings (``options.py``),
+its conversation (``conversation.py``), its plan (``plan.py``) and ``turn.py``; ``drivers/`` (the
+conversation drivers and process supervision: internal); ``protocols/`` (one folder per CLI: codec,
+wire or adapter, launch, launcher, hooks; the registry of (CLI, mode); the contracts: internal);
+``hooks/``, ``definitions/``, ``tools/`` (kernel tools and their transports). Internal single modules
+start with ``_`` (``_transcript``, ``_jsonrpc``).
 """
 
 from elynav_nb.agents.definitions import (
@@ -15,6 +22,7 @@ from elynav_nb.agents.definitions import (
     install_agents,
     load_agents,
 )
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -31,10 +39,10 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
-from elynav_nb.agents.hooks import HookCall, HookDecision, HookMatcher, allow, deny, rewrite
+from elynav_nb.agents.hooks.rules import HookCall, HookDecision, HookMatcher, allow, deny, rewrite
 from elynav_nb.agents.locate import CliCommand, locate_cli
 from elynav_nb.agents.manager import RunnerManager
-from elynav_nb.agents.process import StopBounds
+from elynav_nb.agents.options import RunnerOptions
 from elynav_nb.agents.results import TurnResult
 from elynav_nb.agents.runner import AgentRunner, Turn
 
@@ -55,6 +63,7 @@ __all__ = [
     "PermissionWithdrawn",
     "RawEvent",
     "RunnerManager",
+    "RunnerOptions",
     "StopBounds",
     "TextDelta",
     "ThinkingDelta",

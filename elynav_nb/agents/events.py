@@ -1,6 +1,6 @@
 """Typed events of one agent conversation, shared by every CLI adapter (claude, codex, gemini).
 
-Where it sits: the pure codecs in ``elynav_nb.agents.cli`` turn stdout lines into these objects;
+Where it sits: the pure codecs in ``elynav_nb.agents.protocols`` turn stdout lines into these objects;
 the runner collects them per turn; widgets, DataFrames and the office read them. No I/O here.
 
 Data flow: stdout line -> codec -> ``AgentEvent`` subclasses (conversation) or ``ControlFrame``
@@ -168,6 +168,18 @@ class ToolResult(AgentEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class PermissionAnswer:
+    """An answer to a permission prompt: ``allowed``; a denial's ``message`` (the model reads it); an
+    allow's ``updated_input`` (None: as asked) and ``always`` (the rest of the session, where the CLI can)."""
+
+    allowed: bool
+    message: str = ""
+    updated_input: dict[str, Any] | None = None
+    always: bool = False
+    by: str = "the user"  # who answered (``PermissionWithdrawn.by``): the user, or the permission handler
+
+
+@dataclass(frozen=True, slots=True)
 class PermissionRequest(AgentEvent):
     """The CLI asks whether a tool may run (``can_use_tool``). Answer with ``allow()``/``deny()``.
 
@@ -184,7 +196,7 @@ class PermissionRequest(AgentEvent):
     # the choices the agent offers, where it names them (ACP: ``optionId``, ``name``, ``kind`` =
     # allow_once / allow_always / reject_once / reject_always); empty for claude and codex
     options: tuple[dict[str, Any], ...] = ()
-    responder: Callable[[PermissionRequest, bool, str, dict[str, Any] | None, bool], None] | None = field(
+    responder: Callable[[PermissionRequest, PermissionAnswer], None] | None = field(
         default=None, compare=False, repr=False
     )
 
@@ -199,20 +211,18 @@ class PermissionRequest(AgentEvent):
         ``always=True`` also allows the same kind of call for the rest of the session, where the CLI
         can (an ACP ``allow_always`` option, codex's ``acceptForSession``); elsewhere it allows once.
         """
-        self._answer(True, "", updated_input, always)
+        self._answer(PermissionAnswer(True, "", updated_input, always))
 
     def deny(self, message: str = "Denied by the user.") -> None:
         """Refuse the tool; the model reads ``message``."""
-        self._answer(False, message, None, False)
+        self._answer(PermissionAnswer(False, message))
 
-    def _answer(
-        self, allowed: bool, message: str, updated_input: dict[str, Any] | None, always: bool
-    ) -> None:
+    def _answer(self, answer: PermissionAnswer) -> None:
         if self.responder is None:
             from elynav_nb.errors import InvalidInput
 
             raise InvalidInput("this permission request is not attached to a running turn")
-        self.responder(self, allowed, message, updated_input, always)
+        self.responder(self, answer)
 
     def summary(self) -> str:
         return f"{self.tool_name} asks permission: {_short(self.input, 160)}"

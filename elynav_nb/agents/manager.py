@@ -96,7 +96,7 @@ class RunnerManager:
         expired = [
             conversation_id
             for conversation_id, runner in self._runners.items()
-            if not runner.busy and now - runner.last_activity > self.idle_ttl
+            if not runner.busy and now - runner.conversation.last_activity > self.idle_ttl
         ]
         for conversation_id in expired:
             await self.stop(conversation_id)
@@ -131,7 +131,7 @@ class RunnerManager:
                 "status": runner.status,
                 "session_id": runner.session_id,
                 "turns": len(runner.history),
-                "idle_s": round(time.monotonic() - runner.last_activity, 1),
+                "idle_s": round(time.monotonic() - runner.conversation.last_activity, 1),
             }
             for conversation_id, runner in self._runners.items()
         ]

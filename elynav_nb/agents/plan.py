@@ -1,16 +1,17 @@
-"""A runner's plan: which CLI, which mode, which driver, the agent definition read once, and what it can do.
+"""A runner's plan: which CLI, which mode, the agent definition read once, and what that protocol can do.
 
-Where it sits: ``AgentRunner.__init__`` calls ``plan_runner`` once; the runner then builds the driver
-the plan names (``persistent`` for claude stream-json, codex app-server and ACP agents, ``per-turn`` for gemini
-and codex exec). The office reads ``capabilities_of`` before it makes an employee's runner, and views
-read ``runner.capabilities``: nobody else branches on CLI names. Pure but for reading the agent file
-of a name (once).
+Where it sits: ``protocols/registry.plan_runner`` makes the plan once, for ``AgentRunner``'s constructor
+and for the office, from the registry's entry of (CLI, mode); the runner builds the driver the plan
+names (``persistent``: one process per conversation; ``per-turn``: a process per turn). What the
+protocol can do and how it is reached are the entry's ``ProtocolTraits``, carried by the plan as data:
+the drivers, the views and the office read ``plan.capabilities`` and ``plan.protocol`` and never
+branch on CLI names. Pure: no I/O here.
 
 How data flows::
 
-    (definition or name, workspace, cli=, cli_mode=) -> the definition: given, else the agent file
-      the workspace names (read once), else a built-in Elynav agent -> its ``cli`` field when
-      ``cli=`` is not given (claude by default) -> the mode (``choose_cli_mode``) -> Capabilities
+    (definition or name, workspace, cli=, cli_mode=) -> registry.plan_runner -> the definition
+      (given, else the agent file the workspace names, else a built-in Elynav agent) -> its ``cli``
+      field when ``cli=`` is not given (claude by default) -> the mode -> RunnerPlan(protocol=traits)
 """
 
 from __future__ import annotations
@@ -19,21 +20,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from elynav_nb.agents.definitions import AgentDefinition, builtin_agents, find_agent_file
-from elynav_nb.agents.locate import CliName, check_cli_name, choose_cli_mode
-from elynav_nb.errors import AgentNotFound, ElynavError
+from elynav_nb.agents.definitions import AgentDefinition
+from elynav_nb.agents.protocols.command import CliName
+from elynav_nb.errors import AgentNotFound, InvalidInput
 
 __all__ = [
     "Capabilities",
     "DriverKind",
+    "HookStyle",
+    "KernelToolRoute",
     "OutputSchemaSupport",
+    "ProtocolTraits",
     "RunnerPlan",
-    "capabilities_of",
-    "plan_runner",
 ]
 
 DriverKind = Literal["persistent", "per-turn"]
 OutputSchemaSupport = Literal["value", "constrained", "prompt"]
+HookStyle = Literal["control", "command", "kernel"]
+"""How ``hooks=`` run: ``control`` (the CLI asks through its control protocol: claude), ``command`` (the
+CLI runs hook commands that reach the runner's hook socket: gemini, codex exec), ``kernel`` (the CLI runs
+none: the kernel tool server applies them to kernel tools only)."""
+KernelToolRoute = Literal["pipe", "loopback"]
+"""How kernel tools reach the CLI: ``pipe`` (MCP messages on the protocol's own pipe: claude's SDK MCP
+server), ``loopback`` (the runner's MCP streamable HTTP server on 127.0.0.1)."""
 
 
 @dataclass(frozen=True)
@@ -58,72 +67,20 @@ class Capabilities:
     cli_keeps_limits: bool = False  # max_turns / max_budget_usd are the CLI's own flags (else: our count)
 
 
-_CAPABILITIES: dict[tuple[CliName, str], Capabilities] = {
-    ("claude", "stream-json"): Capabilities(
-        persistent_process=True,
-        permission_prompts=True,
-        tool_rules_as_arguments=True,
-        reports_cost=True,
-        token_deltas=True,
-        thinking=True,
-        live_mcp_status=True,
-        live_settings=True,
-        output_schema="value",
-        native_tool_hooks=True,
-        cli_keeps_limits=True,
-    ),
-    ("codex", "app-server"): Capabilities(
-        persistent_process=True,
-        permission_prompts=True,
-        tool_rules_as_arguments=False,
-        reports_cost=False,
-        token_deltas=True,
-        thinking=True,
-        live_mcp_status=True,
-        live_settings=False,
-        output_schema="constrained",
-    ),
-    ("codex", "exec"): Capabilities(
-        persistent_process=False,
-        permission_prompts=False,
-        tool_rules_as_arguments=False,
-        reports_cost=False,
-        token_deltas=False,
-        thinking=True,
-        live_mcp_status=False,
-        live_settings=False,
-        output_schema="constrained",
-        native_tool_hooks=True,
-    ),
-    ("acp", "stdio"): Capabilities(  # what the protocol can carry; each agent may do less (its notes)
-        persistent_process=True,
-        permission_prompts=True,
-        tool_rules_as_arguments=False,
-        reports_cost=False,
-        token_deltas=True,
-        thinking=True,
-        live_mcp_status=False,
-        live_settings=True,
-        output_schema="prompt",
-    ),
-    ("gemini", "print"): Capabilities(
-        persistent_process=False,
-        permission_prompts=False,
-        tool_rules_as_arguments=False,
-        reports_cost=False,
-        token_deltas=True,
-        thinking=False,
-        live_mcp_status=False,
-        live_settings=False,
-        output_schema="prompt",
-        native_tool_hooks=True,
-    ),
-}
+@dataclass(frozen=True)
+class ProtocolTraits:
+    """What one (CLI, mode) is and accepts, beyond its capabilities (an entry of the protocol registry)."""
 
-
-def capabilities_of(cli: CliName, mode: str | None = None) -> Capabilities:
-    """What ``cli`` can do in ``mode`` (its default mode when None)."""
-    return _CAPABILITIES[(cli, choose_cli_mode(cli, mode))]
+    capabilities: Capabilities
+    hook_style: HookStyle
+    kernel_tools: KernelToolRoute
+    notes: tuple[str, ...] = ()  # what it cannot honour, always (``runner.limitations``)
+    hook_notes: str = ""  # what hooks= do there (a limitation when hooks are given)
+    kernel_tools_note: str = ""  # what kernel tools do there (a limitation when tools are given)
+    accepts_cli_config: bool = True  # cli_config= and config_home= (its own home and config)
+    names_its_threads: bool = False  # the CLI names the conversation: session_id= is refused
+    tool_rules_flag: str = ""  # the flag that takes the definition's tool rules (claude: --allowedTools)
+    speaker: str = ""  # how its messages name the CLI ("" : by its name)
 
 
 @dataclass(frozen=True)
@@ -136,61 +93,49 @@ class RunnerPlan:
     definition: AgentDefinition | None  # given, else read from the agent file or a built-in (None: not found)
     definition_given: bool
     definition_error: str  # why a name found no definition ("" when it did, or when none is needed)
+    protocol: ProtocolTraits
+    workspace: Path
 
     @property
     def capabilities(self) -> Capabilities:
-        return _CAPABILITIES[(self.cli, self.mode)]
+        return self.protocol.capabilities
+
+    @property
+    def speaker(self) -> str:
+        """How messages name the CLI ("the agent CLI" for claude, else its name)."""
+        return self.protocol.speaker or self.cli
+
+    def tool_rule_arguments(self, tools: tuple[str, ...]) -> tuple[str, ...]:
+        """The flags that hand ``tools`` (permission rules) to the CLI (none where its home holds them)."""
+        flag = self.protocol.tool_rules_flag
+        return (flag, *tools) if flag and tools else ()
 
     @property
     def driver(self) -> DriverKind:
         return "persistent" if self.capabilities.persistent_process else "per-turn"
+
+    def check_accepts(
+        self, *, cli_config: bool = False, session_id: bool = False, budget: bool = False
+    ) -> None:
+        """``INVALID_INPUT`` for what this protocol cannot take: a CLI config or home of ours, a conversation
+        id of ours (a CLI that names its threads), a budget (a CLI that reports no cost)."""
+        protocol = self.protocol
+        if cli_config and not protocol.accepts_cli_config:
+            raise InvalidInput(
+                "cli_config and config_home are for codex and gemini (a CLI home of their own); "
+                f"give {self.cli} flags with extra_arguments"
+            )
+        if session_id and protocol.names_its_threads:
+            raise InvalidInput(
+                f"{self.cli} names its conversations itself: give resume=<its id> to continue one, not session_id"
+            )
+        if budget and not protocol.capabilities.reports_cost:
+            raise InvalidInput(
+                f"{self.cli} reports no cost, so max_budget_usd cannot be kept; bound its turns with max_turns"
+            )
 
     def require_definition(self) -> AgentDefinition | None:
         """The definition, or ``AGENT_NOT_FOUND`` when a name found none (None: no agent named)."""
         if self.definition is None and self.agent_name is not None:
             raise AgentNotFound(self.definition_error, details={"agent": self.agent_name})
         return self.definition
-
-
-def plan_runner(
-    definition: AgentDefinition | str | None, workspace: Path, *, cli: str | None, cli_mode: str | None
-) -> RunnerPlan:
-    """The plan of a runner on ``workspace`` (``INVALID_INPUT`` for an unknown CLI or mode)."""
-    given = definition if isinstance(definition, AgentDefinition) else None
-    agent_name = (
-        given.name
-        if given is not None
-        else (definition if isinstance(definition, str) and definition else None)
-    )
-    resolved, error = (given, "") if given is not None else _definition_named(agent_name, workspace)
-    chosen_cli = check_cli_name(cli or (resolved.cli if resolved is not None and resolved.cli else "claude"))
-    return RunnerPlan(
-        cli=chosen_cli,
-        mode=choose_cli_mode(chosen_cli, cli_mode),
-        agent_name=agent_name,
-        definition=resolved,
-        definition_given=given is not None,
-        definition_error=error,
-    )
-
-
-def _definition_named(name: str | None, workspace: Path) -> tuple[AgentDefinition | None, str]:
-    """The agent file the workspace names (as the claude CLI finds it), else a built-in agent."""
-    if name is None:
-        return None, ""
-    reason = ""
-    try:
-        path = find_agent_file(workspace, name)
-        if path is not None:
-            return AgentDefinition.load(path), ""
-    except (ElynavError, OSError) as error:
-        reason = f" (its file could not be read: {error})"
-    builtin = builtin_agents().get(name)
-    if builtin is not None and not reason:
-        return builtin, ""
-    return None, (
-        f"agent {name!r} is not defined in {workspace / '.claude' / 'agents'} "
-        f"nor in a parent folder, ~/.claude/agents or the built-in Elynav agents{reason}; the built-in ones "
-        f"run in any workspace: {', '.join(sorted(builtin_agents()))}; for another, write its file "
-        f"{workspace / '.claude' / 'agents' / (name + '.md')}"
-    )

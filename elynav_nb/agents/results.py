@@ -46,6 +46,7 @@ __all__ = [
     "data_frame",
     "data_summary",
     "events_frame",
+    "history_frame",
     "main_text",
 ]
 
@@ -265,3 +266,39 @@ def _row(item: Any) -> dict[str, Any] | None:
         dumped = dump()
         return dumped if isinstance(dumped, dict) else None
     return None
+
+
+_HISTORY_COLUMNS = (
+    "agent",
+    "session_id",
+    "outcome",
+    "prompt",
+    "text",
+    "events",
+    "tool_calls",
+    "cost_usd",
+    "duration_s",
+    "error",
+)
+
+
+def history_frame(results: list[TurnResult] | tuple[TurnResult, ...]) -> pandas.DataFrame:
+    """One row per finished turn (``AgentRunner.to_frame``): agent, session, outcome, texts, counts, cost."""
+    import pandas
+
+    rows = [
+        {
+            "agent": result.agent_name,
+            "session_id": result.session_id,
+            "outcome": result.outcome,
+            "prompt": result.prompt,
+            "text": result.text,
+            "events": len(result.events),
+            "tool_calls": len(result.tool_uses),
+            "cost_usd": result.cost_usd,
+            "duration_s": result.duration_s,
+            "error": result.error,
+        }
+        for result in results
+    ]
+    return pandas.DataFrame(rows, columns=list(_HISTORY_COLUMNS))

@@ -4,12 +4,15 @@ Which CLI: ``AgentRunner(..., cli="claude" | "codex" | "gemini" | "acp")`` (or t
 field; claude by default), and for codex ``cli_mode="app-server"`` (the default) or ``"exec"``.
 ``cli="acp"`` runs any Agent Client Protocol agent, its command given as ``executable``
 (``["gemini", "--acp"]``, ``["npx", "@zed-industries/codex-acp"]``, ``"standin"``).
-The choice is made once, in ``plan.py``, which also reads the agent definition once.
+The choice is made once, by the protocol registry's ``plan_runner`` (``protocols/registry.py``), which
+also reads the agent definition once; nothing here branches on a CLI name.
 
-Where it sits: the facade of ``elynav_nb.agents``. It holds the settings, the history, the turn
-listeners, the blocking wrappers and the display; a driver runs the conversation
-(``persistent_driver.py``: one process, claude stream-json, codex app-server or ACP, each spoken to through
-a wire under ``agents/cli``; ``per_turn_driver.py``: a process per turn, gemini and codex exec).
+Where it sits: the facade of ``elynav_nb.agents``. It builds the settings once (``RunnerOptions``,
+frozen: ``options.py``) and the conversation (``Conversation``: ``conversation.py``), keeps the turn
+listeners, the blocking wrappers and the display; a driver runs the conversation and is its only
+writer (``drivers/persistent.py``: one process, claude stream-json, codex app-server or ACP, each
+spoken to through a wire under ``agents/protocols``; ``drivers/per_turn.py``: a process per turn, gemini and
+codex exec). The driver gets a ``RunnerContext`` and the protocol's launcher, never the runner.
 Widgets and the office subscribe to turns; nothing here imports them.
 
 How data flows::
@@ -26,7 +29,7 @@ denied after ``permission_timeout``. What a CLI cannot do is data: ``runner.capa
 ``runner.limitations`` (empty where nothing is missing).
 
 Hooks and budgets: ``hooks={"PreToolUse": ..., "PostToolUse": ...}`` are Python callbacks that see
-each tool call and may allow it, deny it or rewrite its input (``hooks.py``; claude runs them through
+each tool call and may allow it, deny it or rewrite its input (``hooks/rules.py``; claude runs them through
 its control protocol, gemini and codex exec as command hooks, the kernel tool server on codex
 app-server; ``runner.hooks`` is the ``HookRunner``). ``max_turns`` and ``max_budget_usd`` bound each turn
 (``send(..., max_turns=, max_budget_usd=)`` overrides them for one turn); a turn that reaches one
@@ -42,29 +45,30 @@ from __future__ import annotations
 import asyncio
 import html
 import os
-import time
-import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elynav_nb._display import rich_bundle
 from elynav_nb._sync import private_loop, run_sync
+from elynav_nb.agents.context import RunnerContext
+from elynav_nb.agents.conversation import Conversation, RunnerStatus
 from elynav_nb.agents.definitions import AgentDefinition
-from elynav_nb.agents.driver import Driver
+from elynav_nb.agents.drivers.base import Driver
+from elynav_nb.agents.drivers.per_turn import PerTurnDriver
+from elynav_nb.agents.drivers.persistent import PersistentDriver
+from elynav_nb.agents.drivers.process import CliProcess, StopBounds
 from elynav_nb.agents.events import AgentEvent, AgentStarted, PermissionRequest
-from elynav_nb.agents.hook_runner import HookRunner
-from elynav_nb.agents.hooks import DEFAULT_HOOK_TIMEOUT, Hooks, HookSet, normalise_hooks
-from elynav_nb.agents.launchers import AcpLauncher, ClaudeLauncher, CodexAppServerLauncher, PersistentLauncher
-from elynav_nb.agents.limits import TurnLimits, check_limits
-from elynav_nb.agents.locate import CliCommand, CliName
-from elynav_nb.agents.output_schema import OutputSchemaSpec, output_schema_of
-from elynav_nb.agents.per_turn_driver import PerTurnDriver
-from elynav_nb.agents.persistent_driver import PersistentDriver
-from elynav_nb.agents.plan import Capabilities, RunnerPlan, plan_runner
-from elynav_nb.agents.process import CliProcess, StopBounds
-from elynav_nb.agents.results import Outcome, TurnResult
-from elynav_nb.agents.turn import Turn
+from elynav_nb.agents.hooks.rules import DEFAULT_HOOK_TIMEOUT, Hooks, HookSet
+from elynav_nb.agents.hooks.runner import HookRunner
+from elynav_nb.agents.options import PermissionHandler, RunnerOptions, TurnOptions
+from elynav_nb.agents.output_schema import OutputSchemaSpec
+from elynav_nb.agents.plan import Capabilities, RunnerPlan
+from elynav_nb.agents.protocols.command import CliCommand, CliName
+from elynav_nb.agents.protocols.launcher import PersistentLauncher
+from elynav_nb.agents.protocols.registry import launcher_for, plan_runner
+from elynav_nb.agents.results import Outcome, TurnResult, history_frame
+from elynav_nb.agents.turn import Turn, prompt_text_of
 from elynav_nb.errors import AgentBusy, InvalidInput, RunnerClosed
 
 if TYPE_CHECKING:
@@ -75,15 +79,6 @@ if TYPE_CHECKING:
     from elynav_nb.agents.tools.tool_set import KernelToolSet
 
 __all__ = ["AgentRunner", "PermissionHandler", "Turn"]
-
-PermissionHandler = Callable[[PermissionRequest], "bool | None | Awaitable[bool | None]"]
-
-_MODE_LABELS = {
-    "stream-json": "stream-json",
-    "app-server": "app-server",
-    "exec": "process per turn",
-    "print": "process per turn",
-}
 
 
 class AgentRunner:
@@ -182,103 +177,181 @@ class AgentRunner:
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
     ) -> None:
+        options = RunnerOptions.of(
+            executable=executable,
+            fallback_to_standin=fallback_to_standin,
+            model=model,
+            permission_mode=permission_mode,
+            permission_prompts=permission_prompts,
+            permission_handler=permission_handler,
+            permission_timeout=permission_timeout,
+            include_partial_messages=include_partial_messages,
+            turn_timeout=turn_timeout,
+            idle_timeout=idle_timeout,
+            tool_idle_timeout=tool_idle_timeout,
+            start_timeout=start_timeout,
+            interrupt_timeout=interrupt_timeout,
+            settle_timeout=settle_timeout,
+            stop_bounds=stop_bounds,
+            max_line_bytes=max_line_bytes,
+            stderr_tail_bytes=stderr_tail_bytes,
+            environment=environment,
+            extra_arguments=extra_arguments,
+            history_limit=history_limit,
+            keep_deltas=keep_deltas,
+            cli=cli,
+            cli_mode=cli_mode,
+            cli_config=cli_config,
+            config_home=config_home,
+            retry_timeout=retry_timeout,
+            tools=tools,
+            hooks=hooks,
+            hook_timeout=hook_timeout,
+            max_turns=max_turns,
+            max_budget_usd=max_budget_usd,
+        )
+        self._set_up(definition, workspace, options, session_id=session_id, resume=resume)
+
+    @classmethod
+    def from_options(
+        cls,
+        definition: AgentDefinition | str | None,
+        workspace: str | os.PathLike[str],
+        options: RunnerOptions,
+        *,
+        session_id: str | None = None,
+        resume: str | None = None,
+    ) -> AgentRunner:
+        """A runner with ``options`` made already (``RunnerOptions.of(...)``: the keywords of ``AgentRunner``)."""
+        runner = cls.__new__(cls)
+        runner._set_up(definition, workspace, options, session_id=session_id, resume=resume)
+        return runner
+
+    def _set_up(
+        self,
+        definition: AgentDefinition | str | None,
+        workspace: str | os.PathLike[str],
+        options: RunnerOptions,
+        *,
+        session_id: str | None,
+        resume: str | None,
+    ) -> None:
         if session_id is not None and resume is not None:
             raise InvalidInput("give either session_id (a new conversation) or resume (an old one), not both")
-        self.workspace = Path(workspace).resolve()
-        self.plan: RunnerPlan = plan_runner(definition, self.workspace, cli=cli, cli_mode=cli_mode)
+        plan = plan_runner(definition, Path(workspace).resolve(), cli=options.cli, cli_mode=options.cli_mode)
+        plan.check_accepts(
+            cli_config=bool(options.process.cli_config) or options.process.config_home is not None,
+            session_id=session_id is not None,
+            budget=options.turn.limits.max_budget_usd is not None,
+        )
+        self.options = options
+        self.plan: RunnerPlan = plan
         self.definition: AgentDefinition | None = (
             definition if isinstance(definition, AgentDefinition) else None
         )
-        self.agent_name: str | None = self.plan.agent_name
-        self.cli_name: CliName = self.plan.cli
-        self.cli_mode = self.plan.mode
-        self.cli_config = dict(cli_config or {})
-        self.config_home = Path(config_home).resolve() if config_home is not None else None
-        self.retry_timeout = retry_timeout
-        if self.cli_name == "claude" and (self.cli_config or config_home is not None):
-            raise InvalidInput(
-                "cli_config and config_home are for codex and gemini; give claude flags with extra_arguments"
-            )
-        if self.cli_name in ("codex", "acp") and session_id is not None:
-            raise InvalidInput(
-                f"{self.cli_name} names its conversations itself: give resume=<its id> to continue one, "
-                "not session_id"
-            )
-        self.executable = executable
-        self.fallback_to_standin = fallback_to_standin
-        names_its_threads = self.cli_name in ("codex", "acp")
-        self.session_id = resume or session_id or ("" if names_its_threads else str(uuid.uuid4()))
-        self.resume_next_start = resume is not None  # the next start continues the conversation
-        self.resume_asked = (
-            resume is not None
-        )  # resume= was given: a conversation that cannot be resumed fails
-        self.model = model
-        self.permission_mode = permission_mode or (
-            self.plan.definition.permission_mode
-            if self.plan.definition_given and self.plan.definition
-            else None
+        given = plan.definition if plan.definition_given else None
+        self.conversation = Conversation.begin(
+            session_id=session_id,
+            resume=resume,
+            names_its_threads=plan.protocol.names_its_threads,
+            model=options.model,
+            permission_mode=options.permissions.mode or (given.permission_mode if given else None),
+            history_limit=options.history_limit,
         )
-        self.permission_prompts = permission_prompts or permission_handler is not None
-        self.permission_handler = permission_handler
-        self.permission_timeout = permission_timeout
-        self.include_partial_messages = include_partial_messages
-        self.turn_timeout = turn_timeout
-        self.idle_timeout = idle_timeout
-        self.tool_idle_timeout = tool_idle_timeout
-        self.start_timeout = start_timeout
-        self.interrupt_timeout = interrupt_timeout
-        self.settle_timeout = settle_timeout
-        self.stop_bounds = stop_bounds
-        self.max_line_bytes = max_line_bytes
-        self.stderr_tail_bytes = stderr_tail_bytes
-        self.environment_overrides = dict(environment or {})
-        self.extra_arguments = tuple(extra_arguments)
-        self.keep_deltas = keep_deltas  # read by each new turn
-        self.tools: KernelToolSet | None = None
-        self.tool_endpoint: McpToolEndpoint | None = None
-        self.tool_server: LoopbackMcpServer | None = None  # codex and gemini: serving from start() to stop()
-        if tools is not None:
-            from elynav_nb.agents.kernel_tool_server import serve_tools
+        endpoint: McpToolEndpoint | None = None
+        if options.tools is not None:
+            from elynav_nb.agents.tools.kernel_tool_server import serve_tools
 
-            self.tools, self.tool_endpoint = serve_tools(tools)
-        self.hooks = HookRunner(
-            normalise_hooks(hooks, default_timeout=hook_timeout),
-            report=self._report_hook_event,
-            session_id=lambda: self.session_id,
-        )
-        if self.tool_endpoint is not None and self.hooks and not self.capabilities.native_tool_hooks:
-            from elynav_nb.agents.kernel_tool_server import apply_hooks
+            _, endpoint = serve_tools(options.tools)
+        conversation = self.conversation
+        hooks = HookRunner(options.hooks, report=self._report, session_id=lambda: conversation.session_id)
+        if endpoint is not None and hooks and not plan.capabilities.native_tool_hooks:
+            from elynav_nb.agents.tools.kernel_tool_server import apply_hooks
 
-            apply_hooks(self.tool_endpoint, self.hooks)  # the CLI runs no hooks: the kernel server does
-        self.limits = self._checked_limits(check_limits(max_turns, max_budget_usd))
-        self.process_limits: TurnLimits = self.limits  # the bounds on the CLI's command line (claude)
-
-        self.cli: CliCommand | None = None
-        self.history: list[TurnResult] = []
-        self.history_limit = history_limit  # keep only the last N results (None: all of them)
-        self.last_started: AgentStarted | None = None
-        self.status = "new"
-        self.last_activity = time.monotonic()
-        self.command_line: list[
-            str
-        ] = []  # the CLI's argv at the last start (no secret: those go in the environment)
-        self.stray_events: list[AgentEvent] = []
+            apply_hooks(endpoint, hooks)  # the CLI runs no hooks: the kernel server does
+        self.hooks = hooks
+        self.tool_endpoint = endpoint
         self._turn_listeners: list[Callable[[Turn], None]] = []
-        self._driver: Driver = self._make_driver()
+        context = RunnerContext(options, plan, conversation, hooks, endpoint)
+        launcher = launcher_for(plan)
+        self._driver: Driver = (
+            PersistentDriver(context, launcher)
+            if isinstance(launcher, PersistentLauncher)
+            else PerTurnDriver(context, launcher)
+        )
 
-    def _make_driver(self) -> Driver:
-        if self.plan.driver == "per-turn":
-            return PerTurnDriver(self)
-        launcher: PersistentLauncher
-        if self.cli_name == "codex":
-            launcher = CodexAppServerLauncher()
-        elif self.cli_name == "acp":
-            launcher = AcpLauncher()
-        else:
-            launcher = ClaudeLauncher()
-        return PersistentDriver(self, launcher)
+    def _report(self, event: AgentEvent) -> None:
+        """A hook's diagnostic (``HookFailed``) into the turn in flight (else kept as a stray event)."""
+        self._driver.report(event)
 
     # -- what it is and what it can do ------------------------------------------------------------
+
+    @property
+    def workspace(self) -> Path:
+        return self.plan.workspace
+
+    @property
+    def agent_name(self) -> str | None:
+        return self.plan.agent_name
+
+    @property
+    def cli_name(self) -> CliName:
+        return self.plan.cli
+
+    @property
+    def cli_mode(self) -> str:
+        return self.plan.mode
+
+    @property
+    def cli(self) -> CliCommand | None:
+        """The CLI located at the last start (None before it)."""
+        return self.conversation.cli
+
+    @property
+    def session_id(self) -> str:
+        """The conversation's id ("" until a CLI that names its threads has named it)."""
+        return self.conversation.session_id
+
+    @property
+    def status(self) -> RunnerStatus:
+        """``new``, ``starting``, ``idle``, ``busy``, ``stopping``, ``stopped``, ``exited`` or ``closed``."""
+        return self.conversation.status
+
+    @property
+    def history(self) -> list[TurnResult]:
+        """The finished turns' results (the last ``history_limit`` only, when given)."""
+        return self.conversation.history
+
+    @property
+    def last_started(self) -> AgentStarted | None:
+        return self.conversation.last_started
+
+    @property
+    def command_line(self) -> list[str]:
+        """The CLI's argv at the last start (no secret: those go in its environment)."""
+        return self.conversation.command_line
+
+    @property
+    def model(self) -> str | None:
+        return self.conversation.model
+
+    @property
+    def permission_mode(self) -> str | None:
+        return self.conversation.permission_mode
+
+    @property
+    def tool_server(self) -> LoopbackMcpServer | None:
+        """The loopback MCP server of the kernel tools (codex, gemini, ACP: from ``start()`` to ``stop()``)."""
+        return self._driver.tool_server
+
+    @property
+    def environment_overrides(self) -> Mapping[str, str]:
+        """The variables given with ``environment=`` (read-only)."""
+        return self.options.process.environment
+
+    @property
+    def interrupt_timeout(self) -> float:
+        return self.options.bounds.interrupt
 
     @property
     def capabilities(self) -> Capabilities:
@@ -321,7 +394,7 @@ class AgentRunner:
 
     @property
     def uses_standin(self) -> bool:
-        return self.cli is not None and self.cli.is_standin
+        return self.conversation.uses_standin
 
     @property
     def pending_permissions(self) -> list[PermissionRequest]:
@@ -376,40 +449,31 @@ class AgentRunner:
         ``INVALID_INPUT`` before anything is sent for a prompt that is not valid Unicode text (a lone
         surrogate cannot be written as UTF-8).
         """
+        return self._send(
+            text,
+            TurnOptions.of(output_schema=output_schema, max_turns=max_turns, max_budget_usd=max_budget_usd),
+        )
+
+    def _send(self, text: str | list[dict[str, Any]], asked: TurnOptions) -> Turn:
         if self.busy:
             raise AgentBusy(
                 f"agent {self.agent_name or 'default'} is already in a turn; await it or cancel it first"
             )
-        if self.status == "closed":
+        if self.status == RunnerStatus.CLOSED:
             raise RunnerClosed("this runner was stopped; start() it again or make a new one")
-        prompt_text = (
-            text
-            if isinstance(text, str)
-            else " ".join(
-                str(block.get("text", ""))
-                for block in text
-                if isinstance(block, dict) and block.get("type") == "text"
-            )
-        )
-        _check_encodable(prompt_text)
-        schema = output_schema_of(output_schema)
-        limits = self.limits
-        if max_turns is not None or max_budget_usd is not None:
-            limits = self._checked_limits(
-                check_limits(
-                    max_turns if max_turns is not None else limits.max_turns,
-                    max_budget_usd if max_budget_usd is not None else limits.max_budget_usd,
-                )
-            )
+        prompt_text = prompt_text_of(text)
+        options = asked.over(self.options.turn)
+        if options.limits != self.options.turn.limits:
+            self.plan.check_accepts(budget=options.limits.max_budget_usd is not None)
         driver = self._driver
         turn = Turn(
             self,
             prompt_text,
             session_id=self.session_id,
-            keep_deltas=self.keep_deltas,
+            keep_deltas=self.options.keep_deltas,
             cost_baseline=driver.total_cost_usd,
-            output_schema=schema,
-            limits=limits,
+            output_schema=options.output_schema,
+            limits=options.limits,
             count_model_turns=not self.capabilities.cli_keeps_limits,
         )
         driver.current_turn = turn
@@ -418,30 +482,9 @@ class AgentRunner:
             listener(turn)
         return turn
 
-    def _checked_limits(self, limits: TurnLimits) -> TurnLimits:
-        if limits.max_budget_usd is not None and not self.capabilities.reports_cost:
-            raise InvalidInput(
-                f"{self.cli_name} reports no cost, so max_budget_usd cannot be kept; bound its turns with max_turns"
-            )
-        return limits
-
-    def _report_hook_event(self, event: AgentEvent) -> None:
-        """A hook's report (``HookDenied``, ``HookFailed``) into the turn in flight (else kept as a stray event)."""
-        turn = self._driver.current_turn
-        if turn is not None and not turn.done:
-            turn.push(event)
-        else:
-            self._driver.keep_stray(event)
-
     def abort_turn(self, turn: Turn, outcome: Outcome, reason: str) -> Awaitable[None]:
         """End ``turn`` within its bounds (what ``turn.cancel()`` calls)."""
         return self._driver.abort_turn(turn, outcome, reason)
-
-    def record_result(self, result: TurnResult) -> None:
-        """Keep a finished turn's result (the driver calls this once per turn)."""
-        self.history.append(result)
-        if self.history_limit is not None and len(self.history) > self.history_limit:
-            del self.history[: len(self.history) - self.history_limit]
 
     def add_turn_listener(self, listener: Callable[[Turn], None]) -> None:
         """Call ``listener(turn)`` for every new turn (views subscribe here)."""
@@ -460,8 +503,9 @@ class AgentRunner:
         max_budget_usd: float | None = None,
     ) -> TurnResult:
         """``await runner.ask(text)`` = ``await runner.send(text)`` (the options as for ``send``)."""
-        return await self.send(
-            text, output_schema=output_schema, max_turns=max_turns, max_budget_usd=max_budget_usd
+        return await self._send(
+            text,
+            TurnOptions.of(output_schema=output_schema, max_turns=max_turns, max_budget_usd=max_budget_usd),
         )
 
     # -- settings of the conversation -------------------------------------------------------------
@@ -483,12 +527,10 @@ class AgentRunner:
     async def stop(self) -> None:
         """Cancel the turn in flight, stop the CLI in bounded steps, leave no process behind. Idempotent."""
         await self._driver.stop()
-        self.status = "closed"
 
     async def restart(self) -> AgentRunner:
         """Stop the process and start a new one on the same conversation (``--resume``)."""
         await self.stop()
-        self.status = "new"
         return await self.start()
 
     async def __aenter__(self) -> AgentRunner:
@@ -515,12 +557,13 @@ class AgentRunner:
         max_budget_usd: float | None = None,
     ) -> TurnResult:
         """Blocking turn: start if needed, send, wait for the result."""
-        output_schema_of(output_schema)  # a bad schema raises here, in the caller's thread
+        # bad options raise here, in the caller's thread
+        asked = TurnOptions.of(
+            output_schema=output_schema, max_turns=max_turns, max_budget_usd=max_budget_usd
+        )
 
         async def send_and_wait() -> TurnResult:
-            return await self.send(
-                text, output_schema=output_schema, max_turns=max_turns, max_budget_usd=max_budget_usd
-            )
+            return await self._send(text, asked)
 
         return run_sync(send_and_wait(), owner_loop=self._sync_loop())
 
@@ -534,36 +577,7 @@ class AgentRunner:
 
     def to_frame(self) -> pandas.DataFrame:
         """One row per finished turn of this runner."""
-        import pandas
-
-        rows = [
-            {
-                "agent": result.agent_name,
-                "session_id": result.session_id,
-                "outcome": result.outcome,
-                "prompt": result.prompt,
-                "text": result.text,
-                "events": len(result.events),
-                "tool_calls": len(result.tool_uses),
-                "cost_usd": result.cost_usd,
-                "duration_s": result.duration_s,
-                "error": result.error,
-            }
-            for result in self.history
-        ]
-        columns = [
-            "agent",
-            "session_id",
-            "outcome",
-            "prompt",
-            "text",
-            "events",
-            "tool_calls",
-            "cost_usd",
-            "duration_s",
-            "error",
-        ]
-        return pandas.DataFrame(rows, columns=columns)
+        return history_frame(self.history)
 
     def __repr__(self) -> str:
         cli = self.cli.label if self.cli is not None else f"{self.cli_name} (not located yet)"
@@ -571,7 +585,7 @@ class AgentRunner:
         limitations = "; ".join(self.limitations)
         return (
             f"<AgentRunner agent={self.agent_name!r} status={self.status} cli={cli}{version} "
-            f"mode={_MODE_LABELS.get(self.cli_mode, self.cli_mode)} session={self.session_id or '(new)'} "
+            f"mode={self.cli_mode if self.capabilities.persistent_process else 'process per turn'} session={self.session_id or '(new)'} "
             f"turns={len(self.history)}" + (f" limitations=[{limitations}]>" if limitations else ">")
         )
 
@@ -584,15 +598,3 @@ class AgentRunner:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return rich_bundle(self, include, exclude)
-
-
-def _check_encodable(prompt: str) -> None:
-    """``INVALID_INPUT`` for text that cannot be written as UTF-8 (a lone surrogate), before anything is sent."""
-    try:
-        prompt.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise InvalidInput(
-            f"the prompt holds a character that is not valid Unicode text ({error.reason} at position "
-            f"{error.start}): nothing was sent",
-            details={"position": error.start},
-        ) from None

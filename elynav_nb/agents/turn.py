@@ -1,11 +1,11 @@
 """``Turn``: one user message and everything the agent does until the end of its answer.
 
 Where it sits: made by ``AgentRunner.send``; its events come from the runner's driver
-(``persistent_driver.py`` or ``per_turn_driver.py``), its readers are the caller, the views and the
-office. A turn asks its runner for one thing only, through a public method: ``runner.abort_turn``
-(its ``runner`` attribute is there for readers, such as a view showing the session); the driver
-writes to the turn only through the methods of the "driver side" section below. Neither reads the
-other's private state.
+(``drivers/persistent.py`` or ``drivers/per_turn.py``), its readers are the caller, the views and the
+office. A turn knows its runner through a narrow handle, ``TurnOwner``: it asks it for one thing
+only, ``abort_turn``, and its readers (a view showing the session) read the rest; the driver writes
+to the turn only through the methods of the "driver side" section below. Neither reads the other's
+private state, and this module imports no runner.
 
 How data flows::
 
@@ -20,23 +20,39 @@ import asyncio
 import dataclasses
 import html
 import time
-from collections.abc import AsyncIterator, Generator
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import AsyncIterator, Awaitable, Generator
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from elynav_nb._display import refresh_live, rich_bundle, show_live
+from elynav_nb.agents._transcript import HookDenials, TurnTranscript
 from elynav_nb.agents.events import AgentEvent, AgentStarted, TextDelta, ToolResult, ToolUse
 from elynav_nb.agents.limits import MAX_TURNS_REACHED, ModelTurnCounter, TurnLimits
+from elynav_nb.agents.protocols.command import CliCommand
 from elynav_nb.agents.results import Outcome, TurnResult, events_frame, main_text
-from elynav_nb.agents.transcript import HookDenials, TurnTranscript
 from elynav_nb.agents.transcript_display import transcript_html, transcript_text
+from elynav_nb.errors import InvalidInput
 
 if TYPE_CHECKING:
     import pandas
 
     from elynav_nb.agents.output_schema import OutputSchema
-    from elynav_nb.agents.runner import AgentRunner
 
-__all__ = ["Turn"]
+__all__ = ["Turn", "TurnOwner", "prompt_text_of"]
+
+
+class TurnOwner(Protocol):
+    """What a turn knows of its runner (``AgentRunner`` is one): how to stop it, and what a view shows."""
+
+    @property
+    def agent_name(self) -> str | None: ...
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def cli(self) -> CliCommand | None: ...
+
+    def abort_turn(self, turn: Turn, outcome: Outcome, reason: str) -> Awaitable[None]: ...
 
 
 class Turn:
@@ -49,7 +65,7 @@ class Turn:
 
     def __init__(
         self,
-        runner: AgentRunner,
+        runner: TurnOwner,
         prompt: str,
         *,
         session_id: str = "",
@@ -304,3 +320,26 @@ class Turn:
     def _ipython_display_(self) -> None:
         """Displayed in a notebook: the live view, whose saved text and HTML are updated at the end."""
         show_live(self, self._done)
+
+
+def prompt_text_of(content: str | list[dict[str, Any]]) -> str:
+    """A prompt's text (the text blocks of a block prompt, joined); ``INVALID_INPUT`` for text that cannot
+    be written as UTF-8 (a lone surrogate), before anything is sent."""
+    text = (
+        content
+        if isinstance(content, str)
+        else " ".join(
+            str(block.get("text", ""))
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text"
+        )
+    )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InvalidInput(
+            f"the prompt holds a character that is not valid Unicode text ({error.reason} at position "
+            f"{error.start}): nothing was sent",
+            details={"position": error.start},
+        ) from None
+    return text

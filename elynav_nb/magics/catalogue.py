@@ -5,7 +5,7 @@ Where it sits: read by ``elynav_nb.magics.extension``; it asks ``agents.locate``
 nothing. The models column says how a model is chosen for each CLI: the names are the CLI's own,
 and a list of them cannot be read without an account (an ACP agent lists its own at session start).
 
-How data flows: ``CLI_NAMES`` -> ``locate_cli`` per CLI (no fallback) -> one row each ->
+How data flows: the protocol registry's CLIs -> ``locate_cli`` per CLI (no fallback) -> one row each ->
 a DataFrame (``cli``, ``found``, ``stand-in``, ``modes``, ``models``).
 """
 
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from elynav_nb.agents.locate import CLI_MODES, CLI_NAMES, locate_cli
+from elynav_nb.agents.locate import locate_cli
+from elynav_nb.agents.protocols.registry import cli_modes, cli_names
 from elynav_nb.errors import ElynavError
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def cli_catalogue() -> pandas.DataFrame:
     import pandas
 
     rows = []
-    for cli in CLI_NAMES:
+    for cli in cli_names():
         try:
             command = locate_cli(None, fallback_to_standin=False, cli=cli)
             found = " ".join(command.argv)
@@ -51,7 +52,7 @@ def cli_catalogue() -> pandas.DataFrame:
                 "cli": cli,
                 "found": found,
                 "stand-in": STANDINS[cli],
-                "modes": ", ".join(CLI_MODES[cli]),
+                "modes": ", ".join(cli_modes(cli)),
                 "models": MODELS[cli],
             }
         )

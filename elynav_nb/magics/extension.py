@@ -326,7 +326,7 @@ class ElynavMagics(Magics):
             runner = AgentRunner(
                 definition,
                 self.workspace,
-                cli=chosen_cli,  # type: ignore[arg-type]
+                cli=chosen_cli,
                 cli_mode=self.cli_mode or None,
                 executable=self.executable or None,
             )

@@ -35,6 +35,7 @@ the CLI's ``interrupt`` (bounded, then forced stop steps). A deadline works the 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import math
 import os
@@ -46,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from elynav_nb._display import rich_bundle, view_for
 from elynav_nb.agents.definitions import AgentDefinition
+from elynav_nb.agents.options import RunnerOptions
 from elynav_nb.agents.output_schema import output_schema_of
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import (
@@ -102,8 +104,10 @@ class Office:
     PATH, else the stand-in), or maps CLI names to commands for employees whose definitions name
     codex or gemini (see ``staffing.py``). ``ask_timeout`` bounds every ask from queueing to reply unless the
     ask names its own; ``tools`` maps agent names to their kernel tools (as ``AgentRunner(tools=...)``
-    takes them: served from this kernel to that employee only); ``runner_options`` go to every
-    ``AgentRunner``.
+    takes them: served from this kernel to that employee only). Every employee's ``AgentRunner`` gets
+    ``runner_options`` (a ``RunnerOptions``, as given), or else ``AgentRunner``'s keywords given here
+    (``hooks=``, ``max_turns=``, ``stop_bounds=``...) over the office's defaults: turns as long as an
+    ask, the last 100 results kept, permission prompts on (denied after 60 s unanswered).
     """
 
     def __init__(
@@ -118,7 +122,8 @@ class Office:
         listen: bool = True,
         attach: bool = True,
         tools: Mapping[str, Any] | None = None,
-        **runner_options: Any,
+        runner_options: RunnerOptions | None = None,
+        **runner_keywords: Any,
     ) -> None:
         if not (ask_timeout > 0 and math.isfinite(ask_timeout)):
             raise InvalidInput("ask_timeout must be a positive number of seconds")
@@ -131,19 +136,26 @@ class Office:
         self.listen = listen
         self.attach = attach
         self.attachment: Attachment | None = None  # set when start() attached to the serving office
-        # A turn may last as long as its ask (waiting on a delegated ask is silence on stdout too).
-        runner_options.setdefault("turn_timeout", ask_timeout)
-        runner_options.setdefault("tool_idle_timeout", ask_timeout)
-        runner_options.setdefault("history_limit", 100)  # the office's history file keeps every ask
-        # A tool outside the agent's list asks the user (the board shows Allow / Deny on the ask's row);
-        # nobody answering denies it after permission_timeout, so a silent prompt never holds the queue.
-        runner_options.setdefault("permission_prompts", True)
-        runner_options.setdefault("permission_timeout", 60.0)
+        if runner_options is not None and runner_keywords:
+            raise InvalidInput("give the employees' settings as runner_options or as keywords, not both")
+        if runner_options is None:
+            # A turn may last as long as its ask (waiting on a delegated ask is silence on stdout too);
+            # the office's history file keeps every ask. A tool outside the agent's list asks the user
+            # (the board shows Allow / Deny on the ask's row); nobody answering denies it after
+            # permission_timeout, so a silent prompt never holds the queue.
+            defaults = {
+                "turn_timeout": ask_timeout,
+                "tool_idle_timeout": ask_timeout,
+                "history_limit": 100,
+                "permission_prompts": True,
+                "permission_timeout": 60.0,
+            }
+            runner_options = RunnerOptions.of(**{**defaults, **runner_keywords})
         self.runner_options = runner_options
         # agent name -> its kernel tools, as AgentRunner(tools=...) takes them (refused here when bad)
         self.tools: dict[str, Any] = {}
         if tools:
-            from elynav_nb.agents.kernel_tool_server import serve_tools
+            from elynav_nb.agents.tools.kernel_tool_server import serve_tools
 
             for name, agent_tools in tools.items():
                 self.tools[name], _ = serve_tools(agent_tools)
@@ -227,9 +239,11 @@ class Office:
             runner_options=self._options_for(definition.name),
         )
 
-    def _options_for(self, agent_name: str) -> dict[str, Any]:
+    def _options_for(self, agent_name: str) -> RunnerOptions:
         agent_tools = self.tools.get(agent_name)
-        return self.runner_options if agent_tools is None else {**self.runner_options, "tools": agent_tools}
+        if agent_tools is None:
+            return self.runner_options
+        return dataclasses.replace(self.runner_options, tools=agent_tools)
 
     async def stop(self) -> None:
         """End every ask (queued: cancelled; running: interrupted), stop every CLI, unlock. Idempotent, bounded."""

@@ -5,7 +5,8 @@ runner (at start, and when a conversation cannot be resumed). Reads agent files;
 
 - ``resolve_definitions``: the agents of ``<workspace>/.claude/agents`` (the six Elynav agents are
   installed there when it has none), or the names / definitions the caller chose.
-- ``runner_for``: one ``AgentRunner`` per employee, resumed on its canonical session, with what
+- ``runner_for``: one ``AgentRunner`` per employee (the office's ``RunnerOptions``, laid per employee),
+  resumed on its canonical session, with what
   every agent process of an office gets (``agent_environment``): the socket path, its own token,
   the ``elynav`` script on ``PATH`` (kernels often lack their venv's ``bin``), and Bash time bounds
   as long as an ask (the real CLI cuts a Bash command at 2 min by default, which would cut a
@@ -15,8 +16,9 @@ runner (at start, and when a conversation cannot be resumed). Reads agent files;
   CLI 2.1.332 denies in ``default`` and ``acceptEdits`` modes without a rule), the rest is denied.
 
 An employee may be any CLI: its definition's ``cli`` (``codex``, ``gemini``; claude by default)
-picks it, and what the CLI can do decides the rest (``agents.plan.capabilities_of``: no branch on
-CLI names here). A CLI that takes tool rules on its command line gets ``--allowedTools``; the others
+picks it, as for any runner: the office asks the runner's plan (``plan_runner``, the protocol
+registry), and what the CLI can do decides the rest (no branch on CLI names here). A CLI that takes
+tool rules on its command line gets them as its plan says (claude: ``--allowedTools``); the others
 get their definition's tools through their runner's config home (codex: its ``Bash(...)`` rules, ``elynav ask`` among them, become
 exec-policy ``allow`` rules, so delegating runs without a prompt and outside the sandbox). A codex
 employee (app-server) keeps the office's permission prompts; an ACP one too, its ``elynav ask`` and
@@ -30,16 +32,16 @@ commands (``{"claude": "standin", "codex": [...]}``); codex and gemini are other
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from elynav_nb.agents.definitions import AgentDefinition, builtin_agents, install_agents, load_agents
-from elynav_nb.agents.locate import check_cli_name
-from elynav_nb.agents.plan import capabilities_of
+from elynav_nb.agents.options import PermissionSettings, RunnerOptions
+from elynav_nb.agents.protocols.registry import DEFAULT_CLI, plan_runner
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import AgentNotFound, InvalidInput
 from elynav_nb.office.office_commands import allow_office_commands
@@ -57,7 +59,7 @@ __all__ = [
 ]
 
 Executable = str | Sequence[str] | Mapping[str, str | Sequence[str]] | None
-"""An office's CLI command: claude's (a path, words or "standin"), or one per CLI name."""
+"""An office's CLI command: the default CLI's (claude: a path, words or "standin"), or one per CLI name."""
 
 ASK_RULE = "Bash(elynav ask:*)"
 """The permission rule an agent definition lists in ``tools`` to delegate with ``elynav ask``."""
@@ -105,11 +107,12 @@ def agent_environment(token: str, socket_path: Path | None, ask_timeout: float) 
     return environment
 
 
-def executable_for(executable: Executable, cli: str) -> str | Sequence[str] | None:
-    """The command of ``cli`` in an office's ``executable`` (a plain one is claude's)."""
-    if isinstance(executable, Mapping):
-        return executable.get(cli)
-    return executable if cli == "claude" else None
+def executable_for(executable: Executable, cli: str) -> str | tuple[str, ...] | None:
+    """The command of ``cli`` in an office's ``executable`` (a plain one is the default CLI's: claude's)."""
+    chosen = (
+        executable.get(cli) if isinstance(executable, Mapping) else executable if cli == DEFAULT_CLI else None
+    )
+    return chosen if chosen is None or isinstance(chosen, str) else tuple(chosen)
 
 
 def runner_for(
@@ -121,40 +124,38 @@ def runner_for(
     ask_timeout: float,
     executable: Executable,
     resume: str | None,
-    runner_options: dict[str, Any],
+    runner_options: RunnerOptions,
 ) -> AgentRunner:
-    """The runner of one employee; ``runner_options`` may add ``environment`` and ``extra_arguments``."""
-    options = dict(runner_options)
-    environment = dict(options.pop("environment", None) or {})
-    environment.update(agent_environment(token, socket_path, ask_timeout))
-    extra_arguments = list(options.pop("extra_arguments", ()))
-    cli = check_cli_name(options.pop("cli", None) or definition.cli or "claude")
-    capabilities = capabilities_of(cli, options.get("cli_mode"))
-    if definition.tools and capabilities.tool_rules_as_arguments:  # else its adapter writes them in its home
-        extra_arguments += ["--allowedTools", *definition.tools]
+    """The runner of one employee: ``runner_options`` with the office's environment, tool rules and prompts."""
+    plan = plan_runner(definition, workspace, cli=runner_options.cli, cli_mode=runner_options.cli_mode)
+    capabilities = plan.capabilities
+    process = runner_options.process
+    permissions = runner_options.permissions
     if (
         capabilities.permission_prompts
         and not capabilities.tool_rules_as_arguments
         and ASK_RULE in definition.tools
+        and permissions.handler is None
     ):
         # An ACP agent takes no tool rules: the office answers the prompts of its own commands itself
-        options.setdefault("permission_handler", allow_office_commands())
+        permissions = dataclasses.replace(permissions, prompts=True, handler=allow_office_commands())
     if not capabilities.permission_prompts:
         # A process per turn cannot ask: the definition's permission mode rules. (codex over
         # app-server asks; its exec-policy rules, from the definition's Bash(...) tools, let
         # `elynav ask` run without asking, as claude's --allowedTools does.)
-        options["permission_prompts"] = False
-        options.pop("permission_handler", None)
-    return AgentRunner(
-        definition,
-        workspace,
-        cli=cli,
-        executable=executable_for(executable, cli),
-        resume=resume,
-        environment=environment,
-        extra_arguments=extra_arguments,
-        **options,
+        permissions = PermissionSettings(mode=permissions.mode)
+    options = dataclasses.replace(
+        runner_options,
+        cli=plan.cli,
+        process=dataclasses.replace(
+            process,
+            executable=executable_for(executable, plan.cli) if executable is not None else process.executable,
+            environment={**process.environment, **agent_environment(token, socket_path, ask_timeout)},
+            extra_arguments=(*process.extra_arguments, *plan.tool_rule_arguments(definition.tools)),
+        ),
+        permissions=permissions,
     )
+    return AgentRunner.from_options(definition, workspace, options, resume=resume)
 
 
 def elynav_script_folder() -> str | None:

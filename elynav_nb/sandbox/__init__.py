@@ -3,7 +3,7 @@
 Where it sits: beside the capabilities, never imported by them. Three unrelated parts, one
 subpackage each; importing this package (or any of the three) loads nothing:
 
-* ``claude/``: the claude CLI stand-in. ``claude_standin`` (with its ``standin_*`` modules) is an
+* ``claude/``: the claude CLI stand-in. ``claude_standin`` (with the modules beside it) is an
   executable (``python -m elynav_nb.sandbox.claude.claude_standin`` or the ``elynav-claude-standin``
   console script) that speaks the claude CLI stream-json protocol byte for byte, so the agent runner
   can be driven with no account and no network.

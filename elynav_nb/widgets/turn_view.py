@@ -66,6 +66,7 @@ from elynav_nb.agents.transcript_display import (
     tool_result_html,
     tool_use_html,
 )
+from elynav_nb.agents.turn import TurnOwner
 from elynav_nb.errors import ElynavError
 from elynav_nb.widgets.throttle import ThrottledText
 
@@ -87,7 +88,7 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def _cli_label(runner: AgentRunner) -> str:
+def _cli_label(runner: TurnOwner) -> str:
     return runner.cli.label if runner.cli is not None else "not started"
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from elynav_nb.agents.process import StopBounds
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.agents.runner import AgentRunner
 
 FAST_STOP = StopBounds(close_stdin=1.0, sigint=1.0, sigterm=1.0, sigkill=1.0, orphans=1.0)

@@ -28,7 +28,14 @@ import sys
 import threading
 import time
 
-MODE = os.environ.get("FAKE_CLI_MODE", "echo")
+# ``FAKE_CLI_MODE_FILE``: a file holding the mode (a test switches it between processes; the runner's
+# environment is frozen), else ``FAKE_CLI_MODE``.
+_MODE_FILE = os.environ.get("FAKE_CLI_MODE_FILE", "")
+MODE = (
+    open(_MODE_FILE, encoding="utf-8").read().strip()
+    if _MODE_FILE and os.path.exists(_MODE_FILE)
+    else os.environ.get("FAKE_CLI_MODE", "echo")
+)
 SESSION_ID = "fake-session"
 for index, word in enumerate(sys.argv):
     if word == "--session-id" and index + 1 < len(sys.argv):

@@ -33,7 +33,14 @@ import time
 import uuid
 from pathlib import Path
 
-MODE = os.environ.get("FAKE_MODE", "echo")
+# ``FAKE_MODE_FILE``: a file holding the mode (a test switches it between processes; the runner's
+# environment is frozen), else ``FAKE_MODE``.
+_MODE_FILE = os.environ.get("FAKE_MODE_FILE", "")
+MODE = (
+    open(_MODE_FILE, encoding="utf-8").read().strip()
+    if _MODE_FILE and os.path.exists(_MODE_FILE)
+    else os.environ.get("FAKE_MODE", "echo")
+)
 HOME = Path(os.environ.get("CODEX_HOME", "."))
 LOG = os.environ.get("FAKE_LOG")
 write_lock = threading.Lock()

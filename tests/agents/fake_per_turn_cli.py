@@ -39,7 +39,14 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-MODE = os.environ.get("FAKE_MODE", "echo")
+# ``FAKE_MODE_FILE``: a file holding the mode (a test switches it between processes; the runner's
+# environment is frozen), else ``FAKE_MODE``.
+_MODE_FILE = os.environ.get("FAKE_MODE_FILE", "")
+MODE = (
+    open(_MODE_FILE, encoding="utf-8").read().strip()
+    if _MODE_FILE and os.path.exists(_MODE_FILE)
+    else os.environ.get("FAKE_MODE", "echo")
+)
 FLAVOUR = os.environ.get("FAKE_FLAVOUR") or ("codex" if "exec" in sys.argv[1:3] else "gemini")
 
 

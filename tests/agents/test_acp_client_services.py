@@ -9,8 +9,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from elynav_nb.agents.acp_files import WorkspaceFiles
-from elynav_nb.agents.acp_terminals import WorkspaceTerminals
+from elynav_nb.agents.protocols.acp.files import WorkspaceFiles
+from elynav_nb.agents.protocols.acp.terminals import WorkspaceTerminals
 from elynav_nb.errors import InvalidInput, NotFound, PathOutsideWorkspace
 
 

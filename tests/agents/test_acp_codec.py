@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from elynav_nb.agents.cli.acp_codec import INTERNAL_ERROR, METHOD_NOT_FOUND, AcpCodec, tool_result_text
 from elynav_nb.agents.events import (
     AgentError,
     ControlRequest,
@@ -18,6 +17,7 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
+from elynav_nb.agents.protocols.acp.codec import INTERNAL_ERROR, METHOD_NOT_FOUND, AcpCodec, tool_result_text
 
 OPTIONS = [
     {"optionId": "yes", "name": "Allow", "kind": "allow_once"},

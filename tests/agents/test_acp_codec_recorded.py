@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from elynav_nb.agents.cli.acp_codec import AcpCodec
 from elynav_nb.agents.events import (
     AgentError,
     AgentEvent,
@@ -24,6 +23,7 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
+from elynav_nb.agents.protocols.acp.codec import AcpCodec
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "acp_real"
 AGENTS = ("claude-agent-acp-0.48.0", "codex-acp-0.16.0", "gemini-0.61.0")

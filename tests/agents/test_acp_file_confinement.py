@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from elynav_nb.agents.acp_files import WorkspaceFiles
+from elynav_nb.agents.protocols.acp.files import WorkspaceFiles
 from elynav_nb.errors import ElynavError, InvalidInput, PathOutsideWorkspace
 
 RACE_SECONDS = 3.0

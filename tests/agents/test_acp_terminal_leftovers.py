@@ -18,8 +18,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from elynav_nb.agents.acp_terminals import DRAIN_SECONDS, WorkspaceTerminals
 from elynav_nb.agents.events import ToolResult, ToolUse
+from elynav_nb.agents.protocols.acp.terminals import DRAIN_SECONDS, WorkspaceTerminals
 from elynav_nb.errors import InvalidInput
 from tests.widgets.helpers import wait_until
 

@@ -5,14 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from elynav_nb.agents.cli.claude_codec import (
-    ClaudeStreamDecoder,
-    encode_control_error,
-    encode_control_request,
-    encode_control_success,
-    encode_user_message,
-)
-from elynav_nb.agents.cli.claude_launch import ClaudeLaunch, build_child_environment, build_claude_argv
 from elynav_nb.agents.events import (
     AgentError,
     AgentStarted,
@@ -26,6 +18,14 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
+from elynav_nb.agents.protocols.claude.codec import (
+    ClaudeStreamDecoder,
+    encode_control_error,
+    encode_control_request,
+    encode_control_success,
+    encode_user_message,
+)
+from elynav_nb.agents.protocols.claude.launch import ClaudeLaunch, build_child_environment, build_claude_argv
 
 FIXTURES = Path(__file__).with_name("fixtures")
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from elynav_nb.agents.cli.claude_codec import ClaudeStreamDecoder
 from elynav_nb.agents.events import (
     AgentError,
     AgentStarted,
@@ -18,6 +17,7 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
+from elynav_nb.agents.protocols.claude.codec import ClaudeStreamDecoder
 from elynav_nb.agents.results import main_text
 
 REAL_LINES = Path(__file__).parents[1] / "fixtures" / "claude_real"

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from elynav_nb.agents.cli.codex_app_codec import CodexAppServerCodec
 from elynav_nb.agents.events import (
     AgentError,
     AgentStarted,
@@ -27,6 +26,7 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
+from elynav_nb.agents.protocols.codex.app_codec import CodexAppServerCodec
 
 RECORDED = Path(__file__).parents[1] / "fixtures" / "codex_real"
 RECORDINGS = sorted(RECORDED.glob("codex-*-app-server-*.jsonl"))

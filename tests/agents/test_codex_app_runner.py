@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from elynav_nb.agents import AgentDefinition, AgentError, AgentRunner, PermissionRequest, TextDelta
-from elynav_nb.agents.process import StopBounds
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.errors import CliStartFailed
 
 from .helpers import our_zombies, process_alive, wait_until_gone_async
@@ -43,7 +43,8 @@ def workspace(tmp_path) -> Path:
 
 
 def fake_runner(workspace: Path, mode: str = "echo", log: Path | None = None, **options) -> AgentRunner:
-    environment = {"FAKE_MODE": mode, **({"FAKE_LOG": str(log)} if log else {})}
+    switch_mode(workspace, mode)
+    environment = {"FAKE_MODE_FILE": str(workspace.parent / "fake-mode"), **({"FAKE_LOG": str(log)} if log else {})}
     runner = AgentRunner(
         options.pop("definition", DEFINITION),
         workspace,
@@ -54,6 +55,11 @@ def fake_runner(workspace: Path, mode: str = "echo", log: Path | None = None, **
     )
     assert runner.plan.driver == "persistent" and runner.cli_mode == "app-server"
     return runner
+
+
+def switch_mode(workspace: Path, mode: str) -> None:
+    """What the fake codex does from its next start on (the runner's environment is frozen)."""
+    (workspace.parent / "fake-mode").write_text(mode, encoding="utf-8")
 
 
 def logged(log: Path) -> list[dict]:
@@ -155,10 +161,10 @@ async def test_a_crash_fails_the_turn_and_the_next_one_resumes_the_thread(worksp
     log = tmp_path / "log.jsonl"
     runner = fake_runner(workspace, log=log)
     first = await runner.send("one")
-    runner.environment_overrides["FAKE_MODE"] = "crash"
+    switch_mode(workspace, "crash")
     await runner.restart()  # a new process that reads the new mode, on the same thread
     crashed = await runner.send("two")
-    runner.environment_overrides["FAKE_MODE"] = "echo"
+    switch_mode(workspace, "echo")
     after = await runner.send("three")  # starts a new process itself
     await runner.stop()
 
@@ -179,7 +185,7 @@ async def test_a_cancel_interrupts_and_keeps_the_process(workspace, tmp_path):
     result = await turn.cancel()
     assert result.outcome == "cancelled" and result.error == "cancelled by the user"
     assert runner.pid == pid and runner.is_running and runner.status == "idle"
-    runner.environment_overrides["FAKE_MODE"] = "echo"  # not read: the same process takes the next turn
+    switch_mode(workspace, "echo")  # not read: the same process takes the next turn
     nxt = runner.send("again")
     await wait_for(lambda: any(isinstance(event, TextDelta) for event in nxt.events))
     await nxt.cancel()
@@ -210,7 +216,7 @@ async def test_a_codex_deaf_to_the_interrupt_is_stopped_in_the_background_and_re
     assert result.outcome == "cancelled" and "is being stopped" in result.error
     assert runner.status == "stopping"
     assert pid is not None and await wait_until_gone_async(pid, timeout=15)
-    runner.environment_overrides["FAKE_MODE"] = "echo"
+    switch_mode(workspace, "echo")
     after = await runner.send("still there?")
     assert after.outcome == "completed" and after.text == "echo: still there? (turn 2)"
     assert after.session_id == result.session_id and runner.pid != pid

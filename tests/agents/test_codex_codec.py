@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from elynav_nb.agents.cli.codex_codec import CodexEventDecoder
 from elynav_nb.agents.events import (
     AgentError,
     AgentStarted,
@@ -18,6 +17,7 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
+from elynav_nb.agents.protocols.codex.exec_codec import CodexEventDecoder
 
 RECORDED = Path(__file__).parents[1] / "fixtures" / "codex_real"
 RECORDINGS = sorted(path for path in RECORDED.glob("codex-*.jsonl") if "-app-server-" not in path.name)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from elynav_nb.agents.cli.gemini_codec import GeminiEventDecoder, canonical_tool_name
 from elynav_nb.agents.events import (
     AgentError,
     AgentStarted,
@@ -17,6 +16,7 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
+from elynav_nb.agents.protocols.gemini.codec import GeminiEventDecoder, canonical_tool_name
 
 RECORDED = Path(__file__).parents[1] / "fixtures" / "gemini_real"
 RECORDINGS = sorted(RECORDED.glob("gemini-*.jsonl"))

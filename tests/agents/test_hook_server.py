@@ -10,10 +10,15 @@ import sys
 
 import pytest
 
-from elynav_nb.agents.cli.gemini_hooks import gemini_hook_output, gemini_hook_settings, hook_call_from_gemini
-from elynav_nb.agents.hook_runner import HookRunner
-from elynav_nb.agents.hook_server import HookCommandServer
 from elynav_nb.agents.hooks import deny, normalise_hooks, rewrite
+from elynav_nb.agents.hooks.runner import HookRunner
+from elynav_nb.agents.hooks.server import HookCommandServer
+from elynav_nb.agents.protocols.gemini.hooks import (
+    GEMINI_HOOKS,
+    gemini_hook_output,
+    gemini_hook_settings,
+    hook_call_from_gemini,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -35,6 +40,15 @@ async def _run_command(command: list[str], stdin: dict) -> dict:
     return json.loads(out)
 
 
+def serving(runner: HookRunner):
+    """What the per-turn driver gives the hook server for a gemini runner: its hooks in gemini's dialect."""
+
+    async def serve(cli: str, hook_input: dict) -> dict:
+        return await runner.serve(GEMINI_HOOKS, hook_input)
+
+    return serve
+
+
 async def test_a_hook_command_gets_the_runners_decision():
     def policy(call):
         if "rm " in call.tool_input["command"]:
@@ -42,7 +56,7 @@ async def test_a_hook_command_gets_the_runners_decision():
         return rewrite({**call.tool_input, "command": call.tool_input["command"] + " --dry-run"})
 
     runner = HookRunner(normalise_hooks({"PreToolUse": policy}))
-    server = HookCommandServer(runner.serve_command)
+    server = HookCommandServer(serving(runner))
     await server.start()
     try:
         folder = server.folder
@@ -65,7 +79,7 @@ async def test_a_hook_command_gets_the_runners_decision():
 async def test_another_process_without_the_token_is_refused():
     called = []
     runner = HookRunner(normalise_hooks({"PreToolUse": lambda call: called.append(call)}))
-    server = HookCommandServer(runner.serve_command)
+    server = HookCommandServer(serving(runner))
     await server.start()
     try:
         assert server.folder is not None
@@ -88,7 +102,7 @@ async def test_another_process_without_the_token_is_refused():
 
 
 async def test_the_hook_command_fails_closed_when_the_runner_is_gone(tmp_path):
-    server = HookCommandServer(HookRunner(normalise_hooks({})).serve_command)
+    server = HookCommandServer(serving(HookRunner(normalise_hooks({}))))
     await server.start()
     command = server.command("gemini")
     await server.stop()
@@ -138,7 +152,7 @@ async def _raw_exchange(server: HookCommandServer, data: bytes, *, then_wait: bo
     ids=["deep-array", "deep-token", "not-utf8"],
 )
 async def test_a_request_that_is_not_json_text_gets_a_typed_deny(data):
-    server = HookCommandServer(HookRunner(normalise_hooks({"PreToolUse": lambda call: None})).serve_command)
+    server = HookCommandServer(serving(HookRunner(normalise_hooks({"PreToolUse": lambda call: None}))))
     await server.start()
     try:
         answer = await _raw_exchange(server, data)
@@ -149,7 +163,7 @@ async def test_a_request_that_is_not_json_text_gets_a_typed_deny(data):
 
 @pytest.mark.parametrize("token", ["é" * 64, "\ud800", "x"])
 async def test_a_token_that_is_not_ascii_is_refused_not_a_type_error(token):
-    server = HookCommandServer(HookRunner(normalise_hooks({"PreToolUse": lambda call: None})).serve_command)
+    server = HookCommandServer(serving(HookRunner(normalise_hooks({"PreToolUse": lambda call: None}))))
     await server.start()
     try:
         line = json.dumps({"token": token, "cli": "gemini", "input": BEFORE}).encode() + b"\n"
@@ -163,10 +177,10 @@ async def test_a_token_that_is_not_ascii_is_refused_not_a_type_error(token):
 
 
 async def test_a_connection_that_never_sends_its_line_is_answered_and_closed(monkeypatch):
-    from elynav_nb.agents import hook_server
+    from elynav_nb.agents.hooks import server as hook_server
 
     monkeypatch.setattr(hook_server, "FIRST_LINE_SECONDS", 0.3)
-    server = HookCommandServer(HookRunner(normalise_hooks({"PreToolUse": lambda call: None})).serve_command)
+    server = HookCommandServer(serving(HookRunner(normalise_hooks({"PreToolUse": lambda call: None}))))
     await server.start()
     try:
         answer = await _raw_exchange(server, b'{"token": "no newline ever')

@@ -8,9 +8,9 @@ import time
 import pytest
 
 from elynav_nb.agents import AgentRunner, ToolResult, ToolUse
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.agents.events import HookDenied, HookFailed
 from elynav_nb.agents.hooks import HookCall, HookMatcher, allow, deny, rewrite
-from elynav_nb.agents.process import StopBounds
 from elynav_nb.agents.transcript_display import transcript_html, transcript_text
 
 FAST_STOP = StopBounds(close_stdin=2.0, sigint=2.0, sigterm=1.0, sigkill=1.0, orphans=1.0)

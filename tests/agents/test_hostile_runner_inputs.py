@@ -13,11 +13,11 @@ import psutil
 import pytest
 
 from elynav_nb.agents import AgentDefinition, AgentRunner
-from elynav_nb.agents.adapter_settings import adapter_settings
-from elynav_nb.agents.codex_adapter import CodexAdapter
-from elynav_nb.agents.gemini_adapter import GeminiAdapter
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.agents.locate import CliCommand
-from elynav_nb.agents.process import StopBounds
+from elynav_nb.agents.protocols.adapter_settings import adapter_settings
+from elynav_nb.agents.protocols.codex.adapter import CodexAdapter
+from elynav_nb.agents.protocols.gemini.adapter import GeminiAdapter
 from elynav_nb.errors import InvalidInput
 from tests.widgets.helpers import wait_until
 
@@ -48,7 +48,7 @@ def test_cli_homes_are_private_from_the_root_down(tmp_path, monkeypatch, adapter
     runner = AgentRunner(
         DEFINITION, tmp_path / "workspace", cli=cli, cli_mode="exec" if cli == "codex" else None
     )
-    settings = adapter_settings(runner, DEFINITION)
+    settings = adapter_settings(runner._driver.context, DEFINITION)
     adapter_class(settings).prepare(CliCommand(argv=(cli,), is_standin=False, name=cli), "0.0")
     folders = [root, *(parent for parent in settings.home.parents if root in parent.parents), settings.home]
     assert settings.home.is_dir() and len(folders) >= 3
@@ -62,7 +62,7 @@ def test_a_home_given_by_the_caller_is_private_too(tmp_path, monkeypatch):
     monkeypatch.setenv("ELYNAV_CLI_HOMES", str(tmp_path / "elsewhere"))
     home = tmp_path / "my-codex-home"
     runner = AgentRunner(DEFINITION, tmp_path / "workspace", cli="codex", config_home=home)
-    CodexAdapter(adapter_settings(runner, DEFINITION)).prepare(
+    CodexAdapter(adapter_settings(runner._driver.context, DEFINITION)).prepare(
         CliCommand(argv=("codex",), is_standin=False, name="codex"), "0.0"
     )
     assert stat.S_IMODE(Path(home).stat().st_mode) == 0o700

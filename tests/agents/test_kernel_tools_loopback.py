@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from elynav_nb.agents import AgentDefinition, AgentRunner
-from elynav_nb.agents.cli.codex_launch import render_toml
-from elynav_nb.agents.cli.gemini_launch import gemini_mcp_tool_name
+from elynav_nb.agents.protocols.codex.launch import render_toml
+from elynav_nb.agents.protocols.gemini.launch import gemini_mcp_tool_name
 from elynav_nb.agents.tools import agent_tool, kernel_tools
 from elynav_nb.errors import InvalidInput
 

@@ -15,13 +15,13 @@ import pytest
 
 from elynav_nb.agents import AgentRunner, ToolResult, ToolUse
 from elynav_nb.agents.definitions import AgentDefinition
-from elynav_nb.agents.kernel_tool_server import (
+from elynav_nb.agents.drivers.process import StopBounds
+from elynav_nb.agents.tools import agent_tool, df_tools, kernel_tools
+from elynav_nb.agents.tools.kernel_tool_server import (
     agents_with_kernel_tools,
     claude_tool_flags,
     mcp_message_server,
 )
-from elynav_nb.agents.process import StopBounds
-from elynav_nb.agents.tools import agent_tool, df_tools, kernel_tools
 from elynav_nb.agents.tools.mcp_endpoint import GateVerdict, McpToolEndpoint
 from elynav_nb.errors import InvalidInput
 

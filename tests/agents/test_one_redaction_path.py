@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from elynav_nb.agents import AgentRunner, HookDenied, HookFailed, ToolResult
-from elynav_nb.agents.hook_runner import HookRunner
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.agents.hooks import HookCall, deny, normalise_hooks
-from elynav_nb.agents.process import StopBounds
+from elynav_nb.agents.hooks.runner import HookRunner
 from elynav_nb.agents.tools.outcome import exception_outcome
 from elynav_nb.magics.interpolation import interpolate
 

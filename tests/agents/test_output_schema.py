@@ -16,7 +16,7 @@ from elynav_nb.agents.output_schema import (
 )
 from elynav_nb.agents.results import TurnResult
 from elynav_nb.errors import InvalidInput, OutputInvalid
-from elynav_nb.sandbox.claude.standin_structured import (
+from elynav_nb.sandbox.claude.structured import (
     SchemaFlagError,
     load_schema,
     minimal_instance,

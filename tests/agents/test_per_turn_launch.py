@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from elynav_nb.agents.cli.codex_launch import build_codex_turn, plan_codex_runner, render_toml
-from elynav_nb.agents.cli.gemini_launch import build_gemini_turn, gemini_tool_names, plan_gemini_runner
-from elynav_nb.agents.cli.per_turn_launch import (
+from elynav_nb.agents.protocols.codex.launch import build_codex_turn, plan_codex_runner, render_toml
+from elynav_nb.agents.protocols.gemini.launch import build_gemini_turn, gemini_tool_names, plan_gemini_runner
+from elynav_nb.agents.protocols.launch import (
     McpServer,
     expand_placeholders,
     read_mcp_servers,
@@ -329,7 +329,7 @@ def test_claude_tool_names_map_to_gemini_ones():
 
 
 def test_a_preset_gemini_session_id_and_long_prompts_through_stdin(tmp_path):
-    from elynav_nb.agents.cli.per_turn_launch import PROMPT_ARGUMENT_LIMIT
+    from elynav_nb.agents.protocols.launch import PROMPT_ARGUMENT_LIMIT
 
     plan = plan_gemini_runner(workspace=WORKSPACE, gemini_home=tmp_path)
     new = build_gemini_turn(["gemini"], plan, "hi", session_id="s-0")
@@ -347,7 +347,7 @@ def test_a_preset_gemini_session_id_and_long_prompts_through_stdin(tmp_path):
 
 
 def test_codex_config_arguments_are_toml_values():
-    from elynav_nb.agents.cli.codex_launch import codex_config_arguments
+    from elynav_nb.agents.protocols.codex.launch import codex_config_arguments
 
     assert codex_config_arguments(
         {"model_providers.elynav.request_max_retries": 0, "model": "gpt-5.5", "features.x": True}

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from elynav_nb.agents import AgentDefinition, AgentError, AgentRunner, AgentStarted, ToolUse
-from elynav_nb.agents.adapter_settings import adapter_settings
-from elynav_nb.agents.process import StopBounds
+from elynav_nb.agents.drivers.process import StopBounds
+from elynav_nb.agents.protocols.adapter_settings import adapter_settings
 from elynav_nb.errors import AgentDefinitionInvalid, CliStartFailed, InvalidInput
 
 from .helpers import our_zombies, process_alive, wait_until_gone_async
@@ -51,8 +51,14 @@ def workspace(tmp_path) -> Path:
     return folder
 
 
+def switch_mode(workspace: Path, mode: str) -> None:
+    """What the fake CLI does from its next turn on (the runner's environment is frozen)."""
+    (workspace.parent / "fake-mode").write_text(mode, encoding="utf-8")
+
+
 def fake_runner(cli: str, workspace: Path, mode: str = "echo", **options) -> AgentRunner:
-    environment = {"FAKE_MODE": mode, **options.pop("environment", {})}
+    switch_mode(workspace, mode)
+    environment = {"FAKE_MODE_FILE": str(workspace.parent / "fake-mode"), **options.pop("environment", {})}
     return AgentRunner(
         options.pop("definition", DEFINITION),
         workspace,
@@ -202,8 +208,7 @@ async def test_non_fatal_error_lines_do_not_fail_the_turn(cli, workspace):
 async def test_an_api_error_ends_the_turn_and_the_next_one_starts_afresh(cli, workspace):
     runner = fake_runner(cli, workspace, mode="api-error")
     failed = await runner.send("fail")
-    runner.environment_overrides["FAKE_MODE"] = "echo"
-    runner._driver.replan()  # the environment changed: plan again
+    switch_mode(workspace, "echo")
     after = await runner.send("now answer")
     await runner.stop()
     assert failed.outcome == "error" and failed.ended is not None and failed.ended.is_error
@@ -223,8 +228,7 @@ async def test_cancel_mid_stream_settles_and_keeps_the_conversation(cli, workspa
     result = await turn.cancel()
     assert result.outcome == "cancelled" and result.error == "cancelled by the user"
     assert pid is not None and await wait_until_gone_async(pid)
-    runner.environment_overrides["FAKE_MODE"] = "echo"
-    runner._driver.replan()
+    switch_mode(workspace, "echo")
     after = await runner.send("still there?")
     await runner.stop()
     assert after.outcome == "completed" and after.session_id == result.session_id
@@ -265,11 +269,9 @@ async def test_cancel_kills_a_tool_in_a_session_of_its_own(cli, workspace):
 async def test_a_crash_mid_turn_fails_with_a_diagnostic_then_the_next_turn_resumes(cli, workspace):
     runner = fake_runner(cli, workspace, mode="echo")
     first = await runner.send("one")
-    runner.environment_overrides["FAKE_MODE"] = "crash"
-    runner._driver.replan()
+    switch_mode(workspace, "crash")
     crashed = await runner.send("two")
-    runner.environment_overrides["FAKE_MODE"] = "echo"
-    runner._driver.replan()
+    switch_mode(workspace, "echo")
     after = await runner.send("three")
     await runner.stop()
     assert crashed.outcome == "failed" and crashed.error_code == "CLI_EXITED"
@@ -370,7 +372,7 @@ async def test_gemini_home_holds_the_prompt_the_servers_and_the_users_login(work
 
 def test_the_default_home_is_outside_the_workspace(workspace, cli_homes):
     runner = AgentRunner(DEFINITION, workspace, cli="gemini")
-    home = adapter_settings(runner, DEFINITION).home
+    home = adapter_settings(runner._driver.context, DEFINITION).home
     assert cli_homes in home.parents and workspace not in home.parents
     assert home.name == "gemini-elynav-tester" and home.parent.name.startswith("workspace-")
 

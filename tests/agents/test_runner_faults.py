@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.agents.events import AgentError, AgentStarted, TextDelta, ToolResult, ToolUse, TurnEnded
-from elynav_nb.agents.process import StopBounds
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import AgentBusy, BypassRefusedAsRoot, CliNotFound, CliStartFailed, SyncCallInsideLoop
 
@@ -29,9 +29,14 @@ FAST_STOP = StopBounds(close_stdin=1.0, sigint=1.0, sigterm=1.0, sigkill=1.0, or
 
 def make_runner(tmp_path, mode: str, **options) -> AgentRunner:
     options.setdefault("stop_bounds", FAST_STOP)
-    return AgentRunner(
-        None, tmp_path, executable=fake_cli_command(), environment={"FAKE_CLI_MODE": mode}, **options
-    )
+    switch_mode(tmp_path, mode)
+    environment = {"FAKE_CLI_MODE_FILE": str(tmp_path / "fake-mode")}
+    return AgentRunner(None, tmp_path, executable=fake_cli_command(), environment=environment, **options)
+
+
+def switch_mode(tmp_path, mode: str) -> None:
+    """What the fake CLI does from its next start on (the runner's environment is frozen)."""
+    (tmp_path / "fake-mode").write_text(mode, encoding="utf-8")
 
 
 async def assert_clean_stop(runner: AgentRunner) -> None:
@@ -250,7 +255,7 @@ async def test_next_turn_after_a_crash_restarts_with_resume(tmp_path):
     runner = make_runner(tmp_path, "crash")
     first = await runner.send("boom")
     assert first.outcome == "failed"
-    runner.environment_overrides["FAKE_CLI_MODE"] = "echo"
+    switch_mode(tmp_path, "echo")
     second = await runner.send("again")
     assert second.outcome == "completed"
     assert any(word.startswith("--resume=") for word in runner.process.argv)
@@ -339,10 +344,10 @@ async def test_awaiting_cell_interrupted_cancels_the_turn(tmp_path):
 async def test_an_unexpected_failure_still_settles_the_turn(tmp_path, monkeypatch):
     runner = make_runner(tmp_path, "echo")
 
-    async def broken_start() -> AgentRunner:
+    async def broken_start() -> None:
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(runner, "start", broken_start)
+    monkeypatch.setattr(runner._driver, "start", broken_start)  # what a turn calls to start the CLI
     result = await asyncio.wait_for(runner.send("hi"), timeout=10)
     assert result.outcome == "failed" and result.error_code == "AGENT_PROCESS_ERROR"
     assert "disk on fire" in result.error

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from elynav_nb.agents import AgentRunner, PermissionRequest, ToolResult, ToolUse, builtin_agents
-from elynav_nb.agents.process import StopBounds
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.errors import AgentNotFound, SessionNotFound
 
 from .helpers import process_alive, wait_until_gone_async

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.agents.events import AgentEvent, AgentStarted, RawEvent, TextDelta, TurnEnded
-from elynav_nb.agents.process import StopBounds
 from elynav_nb.agents.results import main_text
 from elynav_nb.agents.runner import AgentRunner, Turn
 

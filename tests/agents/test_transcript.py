@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from elynav_nb.agents._transcript import TurnTranscript
 from elynav_nb.agents.events import (
     AgentEvent,
     AgentStarted,
@@ -12,7 +13,6 @@ from elynav_nb.agents.events import (
     TurnEnded,
 )
 from elynav_nb.agents.results import main_text
-from elynav_nb.agents.transcript import TurnTranscript
 
 
 def mixed_stream() -> list[AgentEvent]:
@@ -108,8 +108,8 @@ def test_keep_deltas_stores_every_event_as_it_came() -> None:
 
 
 def test_a_hook_denial_reaches_the_result_it_explains_by_id_or_by_tool_name():
+    from elynav_nb.agents._transcript import HookDenials
     from elynav_nb.agents.events import HookDenied, ToolResult, ToolUse
-    from elynav_nb.agents.transcript import HookDenials
 
     denials = HookDenials()
     by_id = HookDenied("PreToolUse", "Bash", "no rm here", tool_use_id="t1", callback="no_rm")

@@ -9,9 +9,9 @@ import pytest
 
 from elynav_nb.agents import AgentRunner, ToolResult
 from elynav_nb.agents.definitions import AgentDefinition
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.agents.events import ToolUse
 from elynav_nb.agents.limits import ModelTurnCounter, check_limits
-from elynav_nb.agents.process import StopBounds
 from elynav_nb.errors import BudgetReached, InvalidInput, MaxTurnsReached
 
 pytestmark = pytest.mark.anyio
@@ -198,7 +198,7 @@ async def test_codex_exec_with_hooks_gets_its_hooks_file_flag_and_feature(tmp_pa
     import json as json_module
 
     [entry] = json_module.loads((home / "hooks.json").read_text())["hooks"]["PreToolUse"]
-    assert "hook_command.py" in entry["hooks"][0]["command"]
+    assert "hooks/command.py" in entry["hooks"][0]["command"]
 
 
 def test_hooks_on_codex_app_server_are_said_in_the_limitations(tmp_path):

@@ -15,23 +15,24 @@ from typing import Any
 
 import pytest
 
-from elynav_nb.agents.adapter_settings import adapter_settings
-from elynav_nb.agents.cli.claude_wire import ClaudeStreamWire
-from elynav_nb.agents.cli.codex_app_wire import CodexAppServerWire
-from elynav_nb.agents.cli.codex_launch import plan_codex_runner
-from elynav_nb.agents.cli.wire import PersistentWire, TurnSink
-from elynav_nb.agents.codex_adapter import CodexAdapter
 from elynav_nb.agents.definitions import AgentDefinition
 from elynav_nb.agents.events import (
     AgentEvent,
     AgentStarted,
     ControlResponse,
+    PermissionAnswer,
     PermissionRequest,
     TextDelta,
     TurnEnded,
 )
-from elynav_nb.agents.gemini_adapter import GeminiAdapter
 from elynav_nb.agents.locate import CliCommand
+from elynav_nb.agents.protocols.adapter_settings import adapter_settings
+from elynav_nb.agents.protocols.claude.wire import ClaudeStreamWire
+from elynav_nb.agents.protocols.codex.adapter import CodexAdapter
+from elynav_nb.agents.protocols.codex.app_wire import CodexAppServerWire
+from elynav_nb.agents.protocols.codex.launch import plan_codex_runner
+from elynav_nb.agents.protocols.gemini.adapter import GeminiAdapter
+from elynav_nb.agents.protocols.wire import PersistentWire, TurnSink
 from elynav_nb.agents.results import Outcome, main_text
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import AgentNotFound
@@ -158,8 +159,8 @@ def test_claude_wire_answers_a_real_permission_prompt():
         if isinstance(item, PermissionRequest)
     ]
     assert requests
-    allowed = json.loads(wire.encode_permission_answer(requests[0], True, "", None))
-    denied = json.loads(wire.encode_permission_answer(requests[0], False, "no", None))
+    allowed = json.loads(wire.encode_permission_answer(requests[0], PermissionAnswer(True)))
+    denied = json.loads(wire.encode_permission_answer(requests[0], PermissionAnswer(False, "no")))
     assert allowed["response"]["request_id"] == requests[0].request_id
     assert allowed["response"]["response"] == {"behavior": "allow", "updatedInput": dict(requests[0].input)}
     assert denied["response"]["response"] == {"behavior": "deny", "message": "no"}
@@ -227,12 +228,12 @@ def test_codex_wire_echoes_codex_integer_ids_in_permission_answers(tmp_path):
         if isinstance(item, PermissionRequest)
     ]
     assert requests
-    answer = json.loads(wire.encode_permission_answer(requests[0], True, "", None))
+    answer = json.loads(wire.encode_permission_answer(requests[0], PermissionAnswer(True)))
     recorded_ids = [
         message["id"] for message in messages if message.get("method", "").endswith("requestApproval")
     ]
     assert answer["id"] == recorded_ids[0] and answer["result"] == {"decision": "accept"}
-    assert json.loads(wire.encode_permission_answer(requests[0], False, "", None))["result"] == {
+    assert json.loads(wire.encode_permission_answer(requests[0], PermissionAnswer(False)))["result"] == {
         "decision": "decline"
     }
 
@@ -252,7 +253,7 @@ def test_per_turn_wires_build_a_turn_and_decode_a_real_one(tmp_path, monkeypatch
     monkeypatch.setenv("ELYNAV_CLI_HOMES", str(tmp_path / "homes"))
     cli = "codex" if adapter_class is CodexAdapter else "gemini"
     runner = AgentRunner(DEFINITION, tmp_path, cli=cli, cli_mode="exec" if cli == "codex" else None)
-    adapter = adapter_class(adapter_settings(runner, DEFINITION))
+    adapter = adapter_class(adapter_settings(runner._driver.context, DEFINITION))
     adapter.prepare(CliCommand(argv=(cli,), is_standin=False, name=cli), "0.0")
     command = adapter.turn_command("Bonjour", conversation_id=adapter.new_conversation_id(), resuming=False)
     assert command.argv[0] == cli and "Bonjour" in (command.stdin_data or b"").decode() + " ".join(

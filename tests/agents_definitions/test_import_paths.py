@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import importlib
 
-from elynav_nb.agents import agent_definition, agent_folders, definitions
+from elynav_nb.agents import definitions
+from elynav_nb.agents.definitions import agent_definition, agent_folders
 
 EXPORTED_BEFORE_THE_SPLIT = [
     "AGENTS_FOLDER_IN_WORKSPACE",

@@ -51,7 +51,7 @@ def agents() -> dict[str, AgentDefinition]:
 def test_default_folder_is_inside_the_package() -> None:
     folder = default_agents_folder()
     assert folder.is_dir()
-    assert folder.parent.name == "agents" and folder.parent.parent.name == "elynav_nb"
+    assert folder.parent.name == "definitions" and folder.parent.parent.name == "agents"
 
 
 def test_package_copy_is_byte_identical_to_repo_agents_folder() -> None:

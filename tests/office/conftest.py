@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from elynav_nb.agents import AgentDefinition
-from elynav_nb.agents.process import StopBounds
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.office import ASK_RULE, Office
 
 FAST_STOP = StopBounds(close_stdin=2.0, sigint=2.0, sigterm=1.0, sigkill=1.0, orphans=1.0)

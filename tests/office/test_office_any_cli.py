@@ -50,7 +50,7 @@ async def test_employees_on_three_clis_answer_and_keep_their_conversations(tmp_p
         assert codex_runner.plan.driver == "per-turn" and codex_runner.cli_name == "codex"
         # A process per turn has no prompt to surface on the board: the definition's mode rules,
         # and what it refuses is said; `elynav ask` runs through the exec-policy rule of its tools.
-        assert not codex_runner.permission_prompts and not codex_runner.cli_config
+        assert not codex_runner.options.permissions.prompts and not codex_runner.options.process.cli_config
         assert "refuses writes and sockets" in " ".join(codex_runner.limitations)
         replies = {name: await office.ask(name, "Bonjour") for name in ("w-claude", "w-codex", "w-gemini")}
         assert "--allowedTools" not in codex_runner.command_line  # its tools are in its config home

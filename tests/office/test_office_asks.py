@@ -220,7 +220,7 @@ async def test_a_turn_being_cancelled_may_not_ask_anyone(make_office):
 async def test_turn_bounds_follow_the_ask_timeout(make_office):
     office = await make_office([worker("w-a")], ask_timeout=120)
     runner = office.employee("w-a").runner
-    assert runner.turn_timeout == 120 and runner.tool_idle_timeout == 120
+    assert runner.options.bounds.turn == 120 and runner.options.bounds.tool_idle == 120
     assert runner.environment_overrides["BASH_MAX_TIMEOUT_MS"] == "120000"
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from elynav_nb.agents.cli.codex_launch import render_toml
+from elynav_nb.agents.protocols.codex.launch import render_toml
 from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi
 
 REAL_CLI_DIRECTORY = Path(__file__).parent

@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from elynav_nb.agents.cli.per_turn_codec import TurnVerdict
-from elynav_nb.agents.cli.per_turn_launch import ConfigFile, TurnCommand
 from elynav_nb.agents.events import AgentEvent
+from elynav_nb.agents.protocols.codec import TurnVerdict
+from elynav_nb.agents.protocols.launch import ConfigFile, TurnCommand
 
 STOP_GRACE_SECONDS = 5.0
 

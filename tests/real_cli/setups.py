@@ -11,12 +11,12 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from elynav_nb.agents.cli.codex_codec import CodexEventDecoder
-from elynav_nb.agents.cli.codex_launch import CodexRunnerPlan, build_codex_turn, plan_codex_runner
-from elynav_nb.agents.cli.gemini_codec import GeminiEventDecoder
-from elynav_nb.agents.cli.gemini_launch import GeminiRunnerPlan, build_gemini_turn, plan_gemini_runner
-from elynav_nb.agents.cli.per_turn_launch import McpServer, read_mcp_servers
 from elynav_nb.agents.events import AgentEvent
+from elynav_nb.agents.protocols.codex.exec_codec import CodexEventDecoder
+from elynav_nb.agents.protocols.codex.launch import CodexRunnerPlan, build_codex_turn, plan_codex_runner
+from elynav_nb.agents.protocols.gemini.codec import GeminiEventDecoder
+from elynav_nb.agents.protocols.gemini.launch import GeminiRunnerPlan, build_gemini_turn, plan_gemini_runner
+from elynav_nb.agents.protocols.launch import McpServer, read_mcp_servers
 from elynav_nb.crm.demo_database import create_demo_database
 from elynav_nb.crm.workspace import write_mcp_config
 from elynav_nb.sandbox.model_api.fake_model_api import FakeModelApi

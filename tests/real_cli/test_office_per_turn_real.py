@@ -57,7 +57,7 @@ async def test_a_codex_or_gemini_employee_delegates_with_elynav_ask(
 
     # codex over app-server keeps the office's permission prompts: its exec-policy rule (from the
     # definition's Bash(elynav ask:*)) lets the ask run without one; a process per turn cannot ask.
-    assert boss_runner.permission_prompts == cli.persistent
+    assert boss_runner.options.permissions.prompts == cli.persistent
 
     assert reply.ok, reply.error
     assert reply.text == "Delegated."

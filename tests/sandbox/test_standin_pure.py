@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from elynav_nb.sandbox.claude.standin_agents import load_agent_catalogue, parse_tool_names
-from elynav_nb.sandbox.claude.standin_args import FlagError, parse_arguments
-from elynav_nb.sandbox.claude.standin_directives import parse_message
-from elynav_nb.sandbox.claude.standin_mcp import expand_variables, load_mcp_configuration
-from elynav_nb.sandbox.claude.standin_tools import decide_permission, is_read_only_command, shell_subcommands
+from elynav_nb.sandbox.claude.agents import load_agent_catalogue, parse_tool_names
+from elynav_nb.sandbox.claude.args import FlagError, parse_arguments
+from elynav_nb.sandbox.claude.directives import parse_message
+from elynav_nb.sandbox.claude.mcp_servers import expand_variables, load_mcp_configuration
+from elynav_nb.sandbox.claude.tools import decide_permission, is_read_only_command, shell_subcommands
 
 
 def test_directives_are_split_from_plain_text() -> None:

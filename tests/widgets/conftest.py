@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from elynav_nb.agents.process import StopBounds
+from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.agents.runner import AgentRunner
 
 from .helpers import fake_stream_cli_command

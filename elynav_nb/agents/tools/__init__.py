@@ -6,7 +6,7 @@ The kernel-side core of "agents that work inside the kernel": ``@agent_tool`` ma
 one result bound; ``df_tools(frame)`` is a ready-made read-only set over a DataFrame. The MCP side:
 ``mcp_endpoint`` (MCP's JSON-RPC over a set, no I/O), ``loopback_http`` (the streamable HTTP rules:
 secret, Host/Origin, sessions) and ``loopback_server`` (the loopback HTTP server codex and gemini reach;
-claude's transport is ``agents/kernel_tool_server.py``). Nothing here starts a CLI.
+claude's transport is ``kernel_tool_server.py``, the SDK MCP server on claude's own pipe). Nothing here starts a CLI.
 
 Modules: ``docstrings`` (summary and parameter texts), ``arguments`` (schema and strict checks, via
 pydantic), ``json_values`` (results as bounded JSON), ``outcome`` (``ToolOutcome``, redacted tool

@@ -38,6 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from elynav_nb.agents._jsonrpc import INVALID_REQUEST, JSON_RPC, PARSE_ERROR
 from elynav_nb.agents.tools.mcp_endpoint import PROTOCOL_VERSIONS, McpToolEndpoint
 
 __all__ = [
@@ -86,7 +87,7 @@ class HttpAnswer:
         """A refused request: a JSON-RPC error body (``id`` null), as the MCP SDK's server answers them."""
         return cls.json(
             status,
-            {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}},
+            JSON_RPC.error(None, INVALID_REQUEST, message),
             headers=headers,
         )
 
@@ -152,9 +153,7 @@ class McpHttpRules:
         try:
             parsed = json.loads(request.body)
         except (ValueError, UnicodeDecodeError, RecursionError):  # deep nesting: an answer, not a drop
-            return HttpAnswer.json(
-                400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}}
-            )
+            return HttpAnswer.json(400, JSON_RPC.error(None, PARSE_ERROR, "parse error"))
         messages = parsed if isinstance(parsed, list) else [parsed]
         if not messages:
             return HttpAnswer.refusal(400, "an empty batch")

@@ -1,7 +1,7 @@
 """``McpToolEndpoint``: a ``KernelToolSet`` answering MCP's JSON-RPC messages, one message at a time.
 
 Where it sits: between a transport and the tools. The transports carry messages only: claude's
-``mcp_message`` control requests on the stream-json pipe (``agents/kernel_tool_transport.py``), and the
+``mcp_message`` control requests on the stream-json pipe (``tools/kernel_tool_server.py``), and the
 loopback HTTP server for codex and gemini. Neither parses MCP; this module does, and does no I/O: it
 awaits the tool, which runs in the kernel (an ``async`` tool on the kernel's loop, a plain one on its
 own thread).
@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from elynav_nb.agents._jsonrpc import INVALID_PARAMS, INVALID_REQUEST, JSON_RPC, METHOD_NOT_FOUND
 from elynav_nb.agents.tools.outcome import ToolOutcome
 from elynav_nb.agents.tools.tool_set import KernelToolSet
 
@@ -36,9 +37,6 @@ PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 """The MCP revisions whose ``tools`` methods this endpoint answers (newest first)."""
 
 _SERVER_VERSION = "1"
-_INVALID_REQUEST = -32600
-_METHOD_NOT_FOUND = -32601
-_INVALID_PARAMS = -32602
 
 
 @dataclass(frozen=True)
@@ -86,7 +84,7 @@ class McpToolEndpoint:
     async def handle(self, message: Any) -> dict[str, Any] | None:
         """The answer to one JSON-RPC message (None for a notification)."""
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            return _error(None, _INVALID_REQUEST, "not a JSON-RPC 2.0 message")
+            return JSON_RPC.error(None, INVALID_REQUEST, "not a JSON-RPC 2.0 message")
         method = message.get("method")
         if "id" not in message:
             return None  # a notification (initialized, cancelled...) or a stray response
@@ -95,24 +93,24 @@ class McpToolEndpoint:
         if params is None:
             params = {}
         if not isinstance(method, str) or not isinstance(params, dict):
-            return _error(request_id, _INVALID_REQUEST, "a request needs a method and object params")
+            return JSON_RPC.error(request_id, INVALID_REQUEST, "a request needs a method and object params")
         if method == "initialize":
-            return _result(request_id, self._initialize(params))
+            return JSON_RPC.result(request_id, self._initialize(params))
         if method == "ping":
-            return _result(request_id, {})
+            return JSON_RPC.result(request_id, {})
         if method == "tools/list":
-            return _result(request_id, {"tools": self.tool_descriptions()})
+            return JSON_RPC.result(request_id, {"tools": self.tool_descriptions()})
         if method == "tools/call":
             name = params.get("name")
             arguments = params.get("arguments")
             if arguments is None:
                 arguments = {}
             if not isinstance(name, str) or not isinstance(arguments, dict):
-                return _error(
-                    request_id, _INVALID_PARAMS, "tools/call needs a tool name and object arguments"
+                return JSON_RPC.error(
+                    request_id, INVALID_PARAMS, "tools/call needs a tool name and object arguments"
                 )
-            return _result(request_id, await self.call(name, arguments))
-        return _error(request_id, _METHOD_NOT_FOUND, f"method not found: {method}")
+            return JSON_RPC.result(request_id, await self.call(name, arguments))
+        return JSON_RPC.error(request_id, METHOD_NOT_FOUND, f"method not found: {method}")
 
     def tool_descriptions(self) -> list[dict[str, Any]]:
         return [
@@ -153,11 +151,3 @@ class McpToolEndpoint:
 
 def _tool_text(text: str, *, is_error: bool) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": is_error}
-
-
-def _result(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "result": result}
-
-
-def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}

@@ -18,7 +18,7 @@ apply to each of its tools; a set merged into another takes the new set's values
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from elynav_nb.agents.tools.kernel_tool import (
@@ -35,7 +35,7 @@ from elynav_nb.errors import InvalidInput, NotFound
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["KernelToolSet", "kernel_tools"]
+__all__ = ["KernelToolSet", "kernel_tools", "tool_set_of"]
 
 
 class KernelToolSet:
@@ -194,3 +194,23 @@ def kernel_tools(
                 f" {type(item).__name__} (a list? pass its items: kernel_tools(*items))"
             )
     return KernelToolSet(tools, tool_timeout=tool_timeout, max_result_bytes=max_result_bytes)
+
+
+def tool_set_of(tools: Any) -> KernelToolSet:
+    """What ``AgentRunner(tools=...)`` takes as one set: a set as given; a function, a tool or a list gathered.
+
+    ``INVALID_INPUT`` for anything else, and for a set without a tool (leave ``tools=`` out instead).
+    """
+    if isinstance(tools, KernelToolSet):
+        tool_set = tools
+    elif isinstance(tools, (KernelTool, str, bytes)) or callable(tools):
+        tool_set = kernel_tools(tools)
+    elif isinstance(tools, Sequence):
+        tool_set = kernel_tools(*tools)
+    else:
+        raise InvalidInput(
+            f"tools= takes kernel_tools(...), a function, a KernelTool or a list of them, not {type(tools).__name__}"
+        )
+    if not len(tool_set):
+        raise InvalidInput("tools= was given no tool: leave it out, or pass kernel_tools(f, g, ...)")
+    return tool_set

@@ -1,7 +1,7 @@
 """``elynav-claude-standin``: an executable that behaves on the wire like ``claude --print`` in stream-json mode.
 
 It is **not Claude**: replies are deterministic, scripted by ``@standin`` directive lines (see
-``standin_directives``), the model is ``elynav-standin``, ``system/init`` carries ``"elynav_standin": true``
+``directives``), the model is ``elynav-standin``, ``system/init`` carries ``"elynav_standin": true``
 and a one-line note goes to stderr at start-up. Everything else imitates the real CLI (2.1.332 by default,
 2.1.197 with ``ELYNAV_STANDIN_VERSION=2.1.197``): flags and their start-up errors, exit codes, message
 order, key order, the control protocol, queued messages, interrupts, signals and sessions.
@@ -9,7 +9,7 @@ order, key order, the control protocol, queued messages, interrupts, signals and
 Where it sits: ``elynav_nb/sandbox/claude``; imported by nothing in the library. The agent runner's tests,
 the notebooks and the README demo spawn it instead of ``claude``.
 
-How data flows: argv -> ``standin_args`` -> start-up checks (in the real CLI's order) -> ``Conversation``:
+How data flows: argv -> ``args`` -> start-up checks (in the real CLI's order) -> ``Conversation``:
 a reader thread turns stdin lines into loop events; the dispatcher answers control requests at once
 (even mid-turn), queues user messages and hands permission answers to the waiting turn; the worker plays
 one ``TurnRunner`` at a time; every stdout line is written whole and flushed.
@@ -29,12 +29,12 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from elynav_nb.sandbox.claude import standin_wire as wire
-from elynav_nb.sandbox.claude.standin_args import HELP_TEXT, FlagError, parse_arguments
-from elynav_nb.sandbox.claude.standin_mcp import McpHub
-from elynav_nb.sandbox.claude.standin_sdk_mcp import ControlChannel
-from elynav_nb.sandbox.claude.standin_sessions import SessionStore, standin_home
-from elynav_nb.sandbox.claude.standin_start import (
+from elynav_nb.sandbox.claude import wire as wire
+from elynav_nb.sandbox.claude.args import HELP_TEXT, FlagError, parse_arguments
+from elynav_nb.sandbox.claude.mcp_servers import McpHub
+from elynav_nb.sandbox.claude.sdk_mcp import ControlChannel
+from elynav_nb.sandbox.claude.sessions import SessionStore, standin_home
+from elynav_nb.sandbox.claude.start import (
     PERMISSION_MODES,
     ResumeFailure,
     StartPlan,
@@ -42,9 +42,9 @@ from elynav_nb.sandbox.claude.standin_start import (
     imitated_style,
     plan_start,
 )
-from elynav_nb.sandbox.claude.standin_structured import STRUCTURED_OUTPUT_TOOL
-from elynav_nb.sandbox.claude.standin_tools import BashOutcome, bash_result_content
-from elynav_nb.sandbox.claude.standin_turns import SessionState, TurnRunner
+from elynav_nb.sandbox.claude.structured import STRUCTURED_OUTPUT_TOOL
+from elynav_nb.sandbox.claude.tools import BashOutcome, bash_result_content
+from elynav_nb.sandbox.claude.turns import SessionState, TurnRunner
 
 __all__ = ["main"]
 
