@@ -124,17 +124,17 @@ class CursorPlaces:
     """The item index of one document, for placing cursors, brought up to date at each look."""
 
     def __init__(self, doc: Doc[Any]) -> None:
-        self._doc = doc
+        self._document = doc
         self._index: ItemIndex | None = None
         self._state_vector = b""
 
     def index(self) -> ItemIndex:
         """The index of the document as it is now (what changed since the last look added)."""
         if self._index is None:
-            self._index = ItemIndex(self._doc.get_update())
+            self._index = ItemIndex(self._document.get_update())
         else:
-            self._index.add(self._doc.get_update(self._state_vector))
-        self._state_vector = self._doc.get_state()
+            self._index.add(self._document.get_update(self._state_vector))
+        self._state_vector = self._document.get_state()
         return self._index
 
 

@@ -35,7 +35,7 @@ from pycrdt import Doc
 from elynav_nb.docs.addressing import DocAddress
 from elynav_nb.docs.live.connection import DocsConnection
 from elynav_nb.docs.rest.documents import DocsRestClient
-from elynav_nb.docs.session import _durability
+from elynav_nb.docs.session._durability import ExitState, keep_state, next_wait, transient
 from elynav_nb.docs.session._operations import OperationQueue
 from elynav_nb.errors import ElynavError, InvalidInput, UnsavedChanges
 
@@ -153,10 +153,10 @@ class SessionSaving:
                 await self._operations.run(self.save_now)
                 return
             except ElynavError as error:
-                if not _durability.transient(error) or self._operations.closed:
+                if not transient(error) or self._operations.closed:
                     logger.warning("saving Docs document %s failed: %s", document.document_id, error.code)
                     return
-                wait = _durability.next_wait(error, attempt)
+                wait = next_wait(error, attempt)
                 logger.info(
                     "saving Docs document %s: %s, again in %.1f s", document.document_id, error.code, wait
                 )
@@ -196,9 +196,9 @@ class SessionSaving:
                 return await self._operations.run(self.save_now)
             except ElynavError as error:
                 remaining = give_up_at - loop.time()
-                if not _durability.transient(error) or remaining <= 0 or self._operations.closed:
+                if not transient(error) or remaining <= 0 or self._operations.closed:
                     raise
-                await asyncio.sleep(min(_durability.next_wait(error, attempt), remaining))
+                await asyncio.sleep(min(next_wait(error, attempt), remaining))
                 attempt += 1
 
     async def _flush_quietly(self) -> None:
@@ -246,7 +246,7 @@ class SessionSaving:
     def _keep_unsaved(self, cause: ElynavError) -> UnsavedChanges:
         """The save was given up: keep the state in a file, and say where."""
         document = self._document
-        kept = _durability.keep_state(
+        kept = keep_state(
             document.address.origin,
             document.document_id,
             document.title,
@@ -264,13 +264,13 @@ class SessionSaving:
             },
         )
 
-    def exit_state(self) -> _durability.ExitState | None:
+    def exit_state(self) -> ExitState | None:
         """What the interpreter-exit save needs, or ``None`` when nothing is unsaved."""
         if self._operations.closed or not self.needs_save():
             return None
         document = self._document
         document_id, rest = document.document_id, document.rest
-        return _durability.ExitState(
+        return ExitState(
             instance=document.address.origin,
             document_id=document_id,
             title=document.title,

@@ -61,8 +61,16 @@ from elynav_nb.docs.live.presence import CursorPlaces, Person, people_from_state
 from elynav_nb.docs.oidc import OidcCredentials
 from elynav_nb.docs.rest.documents import DocsRestClient, DocumentInfo
 from elynav_nb.docs.rest.versions import Versions
-from elynav_nb.docs.session import _durability
 from elynav_nb.docs.session._changes import ChangeTracker, RemoteChange, RemoteChanges
+from elynav_nb.docs.session._durability import (
+    DocsUnsavedWarning,
+    ExitState,
+    forget_kept_state,
+    merge_kept_state,
+    read_kept_state,
+    register,
+    unregister,
+)
 from elynav_nb.docs.session._opening import load_document, target
 from elynav_nb.docs.session._operations import OperationQueue, TimedOutWrites, pending_timeout
 from elynav_nb.docs.session._saving import DEFAULT_SAVE_PATIENCE, SaveResult, SessionSaving, checked_patience
@@ -213,7 +221,7 @@ class DocsSession:
         connection.add_remote_listener(self._changes.before_remote, before=True)
         connection.add_remote_listener(self._on_remote_change)
         self._operations.start()
-        _durability.register(self)
+        register(self)  # saved at interpreter exit if left open with unsaved edits
 
     async def _abort(self) -> None:
         if self.connection is not None:
@@ -466,7 +474,7 @@ class DocsSession:
         ``saved()`` also waits out Docs' throttle."""
         return await self._operations.run(self._saving.save_now)
 
-    def unsaved_state_for_exit(self) -> _durability.ExitState | None:
+    def unsaved_state_for_exit(self) -> ExitState | None:
         """What the interpreter-exit save needs (``_durability``), or ``None`` when nothing is unsaved."""
         return self._saving.exit_state()
 
@@ -478,19 +486,17 @@ class DocsSession:
         merge the kept state into it (a CRDT merge: what others wrote since is kept too), wait
         until it is saved, close; the file is removed once saved."""
         try:
-            note, state = _durability.read_kept_state(path)
+            note, state = read_kept_state(path)
         except (OSError, ValueError) as error:
             raise InvalidInput(f"no kept Docs state can be read at {path} ({type(error).__name__})") from None
         link = f"{note.get('instance')}/docs/{note.get('document_id')}/"
         session = await cls.open(link, credentials, **options)
         try:
-            await session._write(
-                lambda: _durability.merge_kept_state(session.ydoc, state), ("merge_kept_state", path)
-            )
+            await session._write(lambda: merge_kept_state(session.ydoc, state), ("merge_kept_state", path))
             result = await session.saved()
         finally:
             await session.close(raise_save_error=False)
-        _durability.forget_kept_state(path)
+        forget_kept_state(path)
         return result
 
     # --- closing -------------------------------------------------------------------------------
@@ -512,14 +518,14 @@ class DocsSession:
             result, error = await self._saving.before_close()
             await self._operations.stop()
         self._operations.closed = True
-        _durability.unregister(self)
+        unregister(self)
         self._changes.close()
         await self._abort()
         self._changes.tell()
         if error is not None:
             if raise_save_error:
                 raise error
-            warnings.warn(error.message, _durability.DocsUnsavedWarning, stacklevel=2)
+            warnings.warn(error.message, DocsUnsavedWarning, stacklevel=2)
         return result
 
     @property
