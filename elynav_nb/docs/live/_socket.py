@@ -32,8 +32,8 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import InvalidHandshake, InvalidURI, PayloadTooBig
 from websockets.frames import Frame, Opcode
-from websockets.protocol import State
 
+from elynav_nb._websockets import send_binary_now
 from elynav_nb.docs._limits import response_too_large
 from elynav_nb.errors import (
     AuthRequired,
@@ -99,14 +99,7 @@ class DispatchingSocket(ClientConnection, asyncio.BufferedProtocol):
         Used for local updates once the handshake is done: the frame leaves when the transaction
         commits, as the Node provider's does, and no writer task has to wake up for it.
         """
-        if self.protocol.state is not State.OPEN:
-            return False
-        try:
-            self.protocol.send_binary(message)
-            self.send_data()
-        except Exception:  # the socket is going away: the next handshake's SyncStep2 carries it
-            return False
-        return True
+        return send_binary_now(self, message)
 
     def process_event(self, event: Any) -> None:
         if self.response is None or not isinstance(event, Frame):
