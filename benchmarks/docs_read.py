@@ -9,7 +9,7 @@ creation are not counted. Peak memory is tracemalloc's peak over loading and rea
 allocations; a separate, untimed run), plus the process RSS.
 
 First reads are made on a fresh ``Doc`` with the remembered inline renderings forgotten, as Node's
-are. The reader remembers each document's blocks per unchanged subtree (``block_reader``): "re-read"
+are. The reader remembers each document's blocks per unchanged subtree (``blocknote.reader``): "re-read"
 is a second read of the unchanged document (a live view on a change elsewhere), "re-read after an
 edit" a read after one block's text was changed (what a session does after each write). Both are
 compared with Node's first read, which is all ``yDocToBlocks`` does on every call.

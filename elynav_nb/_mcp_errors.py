@@ -1,7 +1,7 @@
 """How a typed ``ElynavError`` becomes an MCP tool error: the one mapping the MCP servers share.
 
 Where it sits: a package-level private module, because capabilities do not import each other and
-the CRM (``crm/server.py``), templates (``templates/server.py``) and Docs (``docs/server_common.py``)
+the CRM (``crm/server.py``), templates (``templates/server.py``) and Docs (``docs/mcp/common.py``)
 servers meet here. Pure: it shapes a ``CallToolResult``, it does no I/O.
 
 The shape, for ``Duplicate("a contact with email ... already exists", details={"existing_id": 4})``::

@@ -1,7 +1,7 @@
 """``AnsweringStdio``: our MCP servers over stdio, where every request line gets an answer.
 
 Where it sits: a mixin before ``MCPServer`` in the CRM (``crm/server.py``), templates
-(``templates/server.py``) and Docs (``docs/server.py``) servers; a package-level private module
+(``templates/server.py``) and Docs (``docs/mcp/server.py``) servers; a package-level private module
 because capabilities do not import each other. I/O only: the answers are ``_mcp_errors``'s.
 
 Why: the mcp SDK's stdio reader parses each line with pydantic, whose JSON parser refuses a lone

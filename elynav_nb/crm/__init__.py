@@ -1,7 +1,8 @@
 """elynav_nb.crm: a SQLite CRM served over MCP, agent workspaces wired to it, analysis in pandas.
 
 Modules (one job each): ``schema`` (DDL and migrations), ``domain`` (records, validation, search
-quoting, cursors; pure), ``store`` (SQLite I/O), ``server`` (the MCP server), ``session`` (one MCP
+quoting, cursors; pure), ``store`` (the CRM's reads and writes) over ``database`` (the SQLite
+connection, migrations, typed errors), ``server`` (the MCP server), ``session`` (one MCP
 session across cells), ``frames`` (any MCP result -> DataFrame), ``columns`` (CRM dtypes,
 Arrow-backed), ``reader`` (read-only frames through Arrow), ``analysis`` (ready-made analyses), ``demo_data`` and
 ``demo_database`` (deterministic demo CRM), ``workspace`` (``.mcp.json``), ``crm`` (``Crm``).

@@ -22,7 +22,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--busy-timeout",
         type=float,
-        default=5.0,  # store.DEFAULT_BUSY_TIMEOUT_SECONDS (not imported: configure stays light)
+        default=5.0,  # database.DEFAULT_BUSY_TIMEOUT_SECONDS (not imported: configure stays light)
         metavar="SECONDS",
         help="how long a write waits for a locked database before DATABASE_BUSY (default: %(default)s)",
     )

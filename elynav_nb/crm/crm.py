@@ -38,12 +38,13 @@ from mcp.types import CallToolResult
 
 from elynav_nb.crm import analysis
 from elynav_nb.crm.columns import DtypeBackend, apply_crm_dtypes
+from elynav_nb.crm.database import connect_read_only
 from elynav_nb.crm.domain import Account, Activity, Contact, Opportunity, StageTotal
 from elynav_nb.crm.frames import mcp_result_to_frame
 from elynav_nb.crm.reader import read_table, read_table_counts
 from elynav_nb.crm.server import TOOL_NAMES
 from elynav_nb.crm.session import McpStdioSession
-from elynav_nb.crm.store import CrmStore, connect_read_only
+from elynav_nb.crm.store import CrmStore
 from elynav_nb.errors import ElynavError, InvalidInput
 
 __all__ = ["Crm"]

@@ -26,8 +26,8 @@ import pandas as pd
 import pyarrow as pa
 
 from elynav_nb.crm.columns import DtypeBackend, arrow_to_frame, validate_dtype_backend
+from elynav_nb.crm.database import connect_read_only
 from elynav_nb.crm.schema import TABLES
-from elynav_nb.crm.store import connect_read_only
 from elynav_nb.errors import DatabaseBusy, InvalidInput, StoreCorrupt
 
 __all__ = ["BATCH_ROWS", "read_arrow_table", "read_table", "read_table_counts"]

@@ -1,6 +1,6 @@
 """CRM database schema: the DDL of every version, applied in order through ``PRAGMA user_version``.
 
-Where it sits: pure text, read by ``store.py`` when it opens a database. ``MIGRATIONS[n - 1]``
+Where it sits: pure text, read by ``database.py`` when it opens a database. ``MIGRATIONS[n - 1]``
 takes a database from version ``n - 1`` to ``n``; each script runs in one transaction and ends by
 setting ``user_version``. A released script is never edited: a change is a new script appended
 to ``MIGRATIONS``. A database whose ``user_version`` is above ``SCHEMA_VERSION`` was written by

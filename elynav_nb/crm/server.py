@@ -43,6 +43,7 @@ from elynav_nb._mcp_errors import typed_error_result
 from elynav_nb._mcp_stdio import AnsweringStdio
 from elynav_nb.crm import domain
 from elynav_nb.crm.command import check_database_path, configure
+from elynav_nb.crm.database import DEFAULT_BUSY_TIMEOUT_SECONDS
 from elynav_nb.crm.domain import (
     Account,
     AccountDetail,
@@ -54,7 +55,7 @@ from elynav_nb.crm.domain import (
     Opportunity,
     PipelineSummary,
 )
-from elynav_nb.crm.store import DEFAULT_BUSY_TIMEOUT_SECONDS, CrmStore
+from elynav_nb.crm.store import CrmStore
 from elynav_nb.crm.tool_arguments import ToolArguments
 from elynav_nb.errors import ElynavError, InvalidInput
 

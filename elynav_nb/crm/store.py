@@ -6,25 +6,23 @@ validators of ``domain.py``, then runs parameterised SQL (user text never enters
 search text reaches FTS5 only through ``domain.search_expression``), and returns ``domain``
 records.
 
-The database: WAL journal, foreign keys on, a busy timeout (a write that stays locked beyond it
-raises ``DatabaseBusy``), schema migrations by ``PRAGMA user_version`` (a newer version raises
-``StoreCorrupt`` before anything is written). Every write runs in one ``BEGIN IMMEDIATE``
-transaction, so multi-row writes are all-or-nothing. One connection, guarded by a lock, serves
-all threads (the MCP server runs its tools in worker threads).
+The database itself (WAL, foreign keys, the busy timeout, migrations, one locked connection) is
+``database.Database``: every write here runs in one of its ``BEGIN IMMEDIATE`` transactions, so
+multi-row writes are all-or-nothing. ``connect_read_only`` and ``DEFAULT_BUSY_TIMEOUT_SECONDS``
+are re-exported from there.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 from elynav_nb.crm import domain
+from elynav_nb.crm.database import DEFAULT_BUSY_TIMEOUT_SECONDS, Database, connect_read_only
 from elynav_nb.crm.domain import (
     Account,
     AccountDetail,
@@ -38,12 +36,10 @@ from elynav_nb.crm.domain import (
     RowBatch,
     StageTotal,
 )
-from elynav_nb.crm.schema import MIGRATIONS, SCHEMA_VERSION, TABLES
-from elynav_nb.errors import DatabaseBusy, Duplicate, InvalidInput, NotFound, ServiceError, StoreCorrupt
+from elynav_nb.crm.schema import SCHEMA_VERSION, TABLES
+from elynav_nb.errors import Duplicate, InvalidInput, NotFound
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT_SECONDS", "CrmStore", "connect_read_only"]
-
-DEFAULT_BUSY_TIMEOUT_SECONDS = 5.0
 
 _ACCOUNT_COLUMNS = "id, name, domain, industry, size, country, status, owner, created_at, updated_at"
 _CONTACT_COLUMNS = "id, account_id, first_name, last_name, email, title, phone, created_at, updated_at"
@@ -57,87 +53,6 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _is_busy(error: sqlite3.OperationalError) -> bool:
-    text = str(error).lower()
-    return "locked" in text or "busy" in text
-
-
-def _check_schema_version(connection: sqlite3.Connection, path: Path) -> int:
-    """The database's schema version; ``StoreCorrupt`` when it is not a CRM this code can read."""
-    try:
-        version = int(connection.execute("PRAGMA user_version").fetchone()[0])
-        table_count = int(
-            connection.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
-        )
-    except sqlite3.OperationalError as error:
-        if _is_busy(error):
-            raise DatabaseBusy(
-                f"the CRM database {path} is locked by another process; retry shortly"
-            ) from None
-        raise StoreCorrupt(f"{path} cannot be read as a SQLite database; it was left untouched") from None
-    except sqlite3.DatabaseError:
-        raise StoreCorrupt(f"{path} is not a SQLite database; it was left untouched") from None
-    if version > SCHEMA_VERSION:
-        raise StoreCorrupt(
-            f"{path} has CRM schema version {version}, newer than version {SCHEMA_VERSION} that this "
-            "elynav_nb knows; upgrade elynav_nb. The file was left untouched (never downgraded)",
-            details={"schema_version": version, "supported_version": SCHEMA_VERSION},
-        )
-    if version == 0 and table_count > 0:
-        raise StoreCorrupt(
-            f"{path} is a SQLite database but not an elynav CRM ({table_count} foreign tables, "
-            "schema version 0); it was left untouched"
-        )
-    return version
-
-
-def _refuse_a_folder(database_path: Path) -> None:
-    """``INVALID_INPUT`` when the path given for the database file is a folder."""
-    if database_path.is_dir():
-        raise InvalidInput(
-            f"the CRM database path {database_path} is a folder, not a database file; give the path of a "
-            f"file in it, e.g. {database_path / 'crm.sqlite'}",
-            details={"path": str(database_path)},
-        )
-
-
-def _connect(target: str | Path, database_path: Path, **options: Any) -> sqlite3.Connection:
-    """``sqlite3.connect``, with SQLite's refusal to open the file as a typed error naming the path."""
-    try:
-        connection: sqlite3.Connection = sqlite3.connect(target, **options)
-    except sqlite3.Error as error:
-        raise ServiceError(
-            f"SQLite cannot open the CRM database {database_path} ({error}); check that it is a file you "
-            "may read and write, in a folder you may write to",
-            details={"path": str(database_path)},
-        ) from None
-    return connection
-
-
-def connect_read_only(path: str | Path) -> sqlite3.Connection:
-    """A read-only connection (``mode=ro``) to an existing CRM database at the current schema version."""
-    database_path = Path(path).expanduser().resolve()
-    _refuse_a_folder(database_path)
-    if not database_path.is_file():
-        raise NotFound(
-            f"no CRM database at {database_path}; create one with demo data (`elynav crm demo --db "
-            f"{database_path}`) or an empty one (in Python: Crm.open(path, create=True))",
-            details={"path": str(database_path)},
-        )
-    connection = _connect(database_path.as_uri() + "?mode=ro", database_path, uri=True)
-    try:
-        version = _check_schema_version(connection, database_path)
-        if version < SCHEMA_VERSION:
-            raise StoreCorrupt(
-                f"{database_path} has CRM schema version {version}, older than {SCHEMA_VERSION}: open it "
-                f"once for writing (`elynav mcp crm --db {database_path}`, or CrmStore.open) to migrate it"
-            )
-    except BaseException:
-        connection.close()
-        raise
-    return connection
-
-
 class CrmStore:
     """The CRM database. ``CrmStore.open(path)`` creates or migrates it; use as a context manager."""
 
@@ -149,8 +64,7 @@ class CrmStore:
         busy_timeout_seconds: float,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
-        self._connection = connection
-        self._lock = threading.Lock()
+        self._database = Database(connection, path, busy_timeout_seconds)
         self._clock = clock
         self.path = path
         self.busy_timeout_seconds = busy_timeout_seconds
@@ -164,36 +78,11 @@ class CrmStore:
         clock: Callable[[], datetime] = _utc_now,
     ) -> CrmStore:
         """Open (creating it when missing) and migrate the database at ``path``."""
-        database_path = Path(path).expanduser().resolve()
-        _refuse_a_folder(database_path)
-        if not database_path.parent.is_dir():
-            raise NotFound(
-                f"the folder {database_path.parent} for the CRM database {database_path} does not exist; "
-                f"create it first (mkdir -p {database_path.parent}) or choose a path in an existing folder",
-                details={"path": str(database_path)},
-            )
-        connection = _connect(
-            database_path,
-            database_path,
-            timeout=busy_timeout_seconds,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-        store = cls(connection, database_path, busy_timeout_seconds=busy_timeout_seconds, clock=clock)
-        try:
-            version = _check_schema_version(connection, database_path)  # before any write
-            store._run_pragma("PRAGMA journal_mode = WAL")
-            store._run_pragma("PRAGMA foreign_keys = ON")
-            store._run_pragma("PRAGMA synchronous = NORMAL")
-            store._migrate(version)
-        except BaseException:
-            connection.close()
-            raise
-        return store
+        database = Database.open(path, busy_timeout_seconds=busy_timeout_seconds)
+        return cls(database.connection, database.path, busy_timeout_seconds=busy_timeout_seconds, clock=clock)
 
     def close(self) -> None:
-        with self._lock:
-            self._connection.close()
+        self._database.close()
 
     def __enter__(self) -> Self:
         return self
@@ -205,63 +94,6 @@ class CrmStore:
 
     def __repr__(self) -> str:
         return f"<CrmStore {self.path.name!r} schema_version={SCHEMA_VERSION}>"
-
-    # --- plumbing -------------------------------------------------------------------------
-
-    def _busy_error(self) -> DatabaseBusy:
-        return DatabaseBusy(
-            f"the CRM database stayed locked for {self.busy_timeout_seconds:g} s (another process holds "
-            "its write lock); nothing was written, retry in a moment",
-            details={"busy_timeout_seconds": self.busy_timeout_seconds},
-        )
-
-    def _translate(self, error: sqlite3.Error) -> Exception:
-        if isinstance(error, sqlite3.OperationalError) and _is_busy(error):
-            return self._busy_error()
-        if isinstance(error, sqlite3.DatabaseError) and "malformed" in str(error).lower():
-            return StoreCorrupt(f"the CRM database {self.path} is damaged (SQLite: malformed)")
-        return ServiceError(f"the CRM database refused the operation ({type(error).__name__})")
-
-    def _run_pragma(self, statement: str) -> None:
-        try:
-            self._connection.execute(statement)
-        except sqlite3.Error as error:
-            raise self._translate(error) from None
-
-    def _migrate(self, current_version: int) -> None:
-        for target_version in range(current_version + 1, SCHEMA_VERSION + 1):
-            try:
-                self._connection.executescript(MIGRATIONS[target_version - 1])
-            except sqlite3.Error as error:
-                if self._connection.in_transaction:
-                    self._connection.execute("ROLLBACK")
-                raise self._translate(error) from None
-
-    @contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            try:
-                yield self._connection
-            except sqlite3.Error as error:
-                raise self._translate(error) from None
-
-    @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: taken with BEGIN IMMEDIATE, committed at the end, rolled back on error."""
-        with self._lock:
-            try:
-                self._connection.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as error:
-                raise self._translate(error) from None
-            try:
-                yield self._connection
-                self._connection.execute("COMMIT")
-            except BaseException as error:
-                if self._connection.in_transaction:
-                    self._connection.execute("ROLLBACK")
-                if isinstance(error, sqlite3.Error):
-                    raise self._translate(error) from None
-                raise
 
     def _now(self) -> str:
         return domain.format_timestamp(self._clock())
@@ -334,7 +166,7 @@ class CrmStore:
                 "JOIN accounts AS a ON a.id = hit.hit_id ORDER BY hit.hit_rank, hit.hit_id"
             )
             parameters = (expression, page_size + 1, offset)
-        with self._reading() as connection:
+        with self._database.reading() as connection:
             rows = connection.execute(sql, parameters).fetchall()
         items = [self._account(row) for row in rows[:page_size]]
         next_cursor = domain.encode_cursor(offset + page_size) if len(rows) > page_size else None
@@ -343,7 +175,7 @@ class CrmStore:
     def get_account(self, account_id: int) -> AccountDetail:
         """The account with up to 50 contacts, 50 opportunities and its 10 latest activities."""
         identifier = domain.validate_id("account_id", account_id)
-        with self._reading() as connection:
+        with self._database.reading() as connection:
             account = self._require_account(connection, identifier)
             contacts = connection.execute(
                 f"SELECT {_CONTACT_COLUMNS} FROM contacts WHERE account_id = ? ORDER BY last_name, first_name, id "
@@ -390,7 +222,7 @@ class CrmStore:
         clean_status = domain.validate_account_status(status)
         clean_owner = domain.validate_optional_text("owner", owner)
         now = self._now()
-        with self._writing() as connection:
+        with self._database.writing() as connection:
             if clean_domain is not None:
                 existing_id = self._existing_account_with_domain(connection, clean_domain)
                 if existing_id is not None:
@@ -446,7 +278,7 @@ class CrmStore:
             else:
                 clean[field_name] = domain.validate_optional_text(field_name, value)
         clean["updated_at"] = self._now()
-        with self._writing() as connection:
+        with self._database.writing() as connection:
             self._require_account(connection, identifier)
             new_domain = clean.get("domain")
             if isinstance(new_domain, str):
@@ -504,7 +336,7 @@ class CrmStore:
                 parameters.append(account_filter)
             sql += " ORDER BY c.last_name, c.first_name, c.id LIMIT ? OFFSET ?"
         parameters.extend([page_size + 1, offset])
-        with self._reading() as connection:
+        with self._database.reading() as connection:
             if account_filter is not None:
                 self._require_account(connection, account_filter)
             rows = connection.execute(sql, parameters).fetchall()
@@ -530,7 +362,7 @@ class CrmStore:
         clean_title = domain.validate_optional_text("title", title)
         clean_phone = domain.validate_optional_text("phone", phone, 40)
         now = self._now()
-        with self._writing() as connection:
+        with self._database.writing() as connection:
             self._require_account(connection, identifier)
             row = connection.execute(
                 "SELECT id, account_id FROM contacts WHERE email = ?", (clean_email,)
@@ -580,7 +412,7 @@ class CrmStore:
         contact_identifier = None if contact_id is None else domain.validate_id("contact_id", contact_id)
         now = self._now()
         moment = now if occurred_at is None else domain.validate_timestamp("occurred_at", occurred_at)
-        with self._writing() as connection:
+        with self._database.writing() as connection:
             self._require_account(connection, identifier)
             if contact_identifier is not None:
                 contact = self._require_contact(connection, contact_identifier)
@@ -646,7 +478,7 @@ class CrmStore:
             sql += " WHERE " + " AND ".join(conditions)
         sql += " ORDER BY occurred_at DESC, id DESC LIMIT ? OFFSET ?"
         parameters.extend([page_size + 1, offset])
-        with self._reading() as connection:
+        with self._database.reading() as connection:
             if account_filter is not None:
                 self._require_account(connection, account_filter)
             rows = connection.execute(sql, parameters).fetchall()
@@ -672,7 +504,7 @@ class CrmStore:
         clean_stage = domain.validate_stage(stage)
         clean_close_date = domain.validate_date("close_date", close_date)
         now = self._now()
-        with self._writing() as connection:
+        with self._database.writing() as connection:
             self._require_account(connection, identifier)
             cursor = connection.execute(
                 "INSERT INTO opportunities (account_id, name, stage, amount, close_date, created_at, updated_at) "
@@ -689,7 +521,7 @@ class CrmStore:
         identifier = domain.validate_id("opportunity_id", opportunity_id)
         clean_stage = domain.validate_stage(stage)
         now = self._now()
-        with self._writing() as connection:
+        with self._database.writing() as connection:
             cursor = connection.execute(
                 "UPDATE opportunities SET stage = ?, updated_at = ? WHERE id = ?",
                 (clean_stage, now, identifier),
@@ -706,7 +538,7 @@ class CrmStore:
 
     def pipeline_summary(self) -> PipelineSummary:
         """Count and total amount per stage, and the open and won totals."""
-        with self._reading() as connection:
+        with self._database.reading() as connection:
             rows = connection.execute(
                 "SELECT stage, count(*), coalesce(sum(amount), 0) FROM opportunities GROUP BY stage"
             ).fetchall()
@@ -736,7 +568,7 @@ class CrmStore:
         Rows carry their ids and timestamps (the demo generator makes them deterministic).
         """
         added = dict.fromkeys(TABLES, 0)
-        with self._writing() as connection:
+        with self._database.writing() as connection:
             for batch in batches:
                 connection.executemany(
                     f"INSERT INTO accounts ({_ACCOUNT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -763,7 +595,7 @@ class CrmStore:
     def table_counts(self) -> dict[str, int]:
         """Rows per table."""
         counts: dict[str, int] = {}
-        with self._reading() as connection:
+        with self._database.reading() as connection:
             for table in TABLES:  # table names from the fixed schema list
                 counts[table] = int(connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
         return counts

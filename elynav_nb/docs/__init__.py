@@ -15,13 +15,13 @@ descendants, create, rename, move, duplicate, trash, restore, favourites) are
 (``rest.versions``, ``blocknote.version_diff``), presence ``doc.people()`` (``live.presence``), and
 OIDC sign-in ``DocsCredentials.oidc(...)`` (``oidc``). The MCP server is ``elynav_nb.docs.mcp.server`` (``elynav mcp docs``).
 
-Layers, one folder each (issue 29): ``live/`` (frames, connection), ``blocknote/`` (the document
-model in a ``pycrdt.Doc``), ``markdown/`` (inline and block markdown), ``rest/`` (the shared HTTP,
-documents, the tree), ``mcp/`` (``elynav mcp docs``). The flat paths of before
-(``elynav_nb.docs.frames``, ``...connection``, ``...server``...) still import (``_moved``).
+Layers, one folder each (issue 29): ``live/`` (frames, connection, presence), ``blocknote/`` (the
+document model in a ``pycrdt.Doc``), ``markdown/`` (inline and block markdown), ``rest/`` (the
+shared HTTP, documents, the tree), ``mcp/`` (``elynav mcp docs``); above them ``session/``
+(``DocsSession`` and its parts, ``DocsSessionPool``). Of the flat paths of before, only the one
+users were taught keeps working: ``elynav_nb.docs.frames`` (notebook 03), a thin alias of ``live.frames``.
 """
 
-from elynav_nb.docs import _moved
 from elynav_nb.docs.addressing import DocAddress, is_uuid_v4, normalize_instance_origin, parse_docs_url
 from elynav_nb.docs.blocknote import (
     DOCUMENT_FRAGMENT,
@@ -52,7 +52,7 @@ from elynav_nb.docs.rest.tree import MOVE_POSITIONS, DocumentChange, DocumentLis
 from elynav_nb.docs.rest.tree_client import DocsTreeClient
 from elynav_nb.docs.rest.versions import Version, Versions
 from elynav_nb.docs.session import DocsSession, RemoteChange, SaveResult
-from elynav_nb.docs.session_pool import DocsSessionPool
+from elynav_nb.docs.session.pool import DocsSessionPool
 
 __all__ = [
     "DOCUMENT_FRAGMENT",
@@ -107,5 +107,3 @@ __all__ = [
     "render_inline",
     "update_block_text",
 ]
-
-_moved.install()

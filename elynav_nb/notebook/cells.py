@@ -29,6 +29,7 @@ from typing import Any, Final
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map, Text
 
+from elynav_nb._text_diff import common_ends
 from elynav_nb.errors import CellNotFound, InvalidInput
 
 __all__ = [
@@ -145,13 +146,7 @@ def text_edits(old: str, new: str) -> list[tuple[int, int, str]]:
     """
     if old == new:
         return []
-    prefix = 0
-    limit = min(len(old), len(new))
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
-        suffix += 1
+    prefix, suffix = common_ends(old, new)
     old_middle = old[prefix : len(old) - suffix]
     new_middle = new[prefix : len(new) - suffix]
     if not old_middle or not new_middle or max(len(old_middle), len(new_middle)) > _DIFF_WINDOW:

@@ -57,6 +57,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 from websockets.protocol import State
 
+from elynav_nb._websockets import send_binary_now
 from elynav_nb.errors import AuthRequired, ElynavError, ProtocolError, RoomReset, ServiceError, SyncTimeout
 from elynav_nb.notebook import wire
 
@@ -504,11 +505,4 @@ class RoomConnection:
 
     def _send(self, message: bytes) -> bool:
         socket = self._socket
-        if socket is None or socket.protocol.state is not State.OPEN:
-            return False
-        try:
-            socket.protocol.send_binary(message)
-            socket.send_data()
-        except Exception:  # the socket is going away: the next handshake's SyncStep2 carries it
-            return False
-        return True
+        return socket is not None and send_binary_now(socket, message)

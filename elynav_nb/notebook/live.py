@@ -29,13 +29,14 @@ import asyncio
 import contextlib
 import html
 import uuid
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from jupyter_ydoc import YNotebook
 from pycrdt import Assoc, Doc, Text
 
+from elynav_nb._session_handles import ChangeFeed, Opening
 from elynav_nb.errors import CellNotFound, InvalidInput, RunRefused, ServiceError
 from elynav_nb.notebook import cells
 from elynav_nb.notebook.cells import CellView
@@ -64,23 +65,8 @@ class NotebookChange:
     editors: list[str] = field(default_factory=list)
 
 
-class _Opening:
-    """What ``LiveNotebook.open`` returns: ``await`` it, or use it as ``async with``."""
-
-    def __init__(self, starter: Callable[[], Awaitable[LiveNotebook]]) -> None:
-        self._starter = starter
-        self._notebook: LiveNotebook | None = None
-
-    def __await__(self) -> Generator[Any, None, LiveNotebook]:
-        return self._starter().__await__()
-
-    async def __aenter__(self) -> LiveNotebook:
-        self._notebook = await self._starter()
-        return self._notebook
-
-    async def __aexit__(self, exc_type: object, exc: object, traceback: object) -> None:
-        if self._notebook is not None:
-            await self._notebook.close()
+async def _close_notebook(notebook: LiveNotebook, failed: bool) -> None:
+    await notebook.close()
 
 
 def _initials(name: str) -> str:
@@ -136,7 +122,7 @@ class LiveNotebook:
         open_timeout: float = 10.0,
         reconnect_timeout: float = 30.0,
         kernel_id: str | None = None,
-    ) -> _Opening:
+    ) -> Opening[LiveNotebook]:
         """Open the notebook at ``path`` (relative to the server's root) on the server at ``server_url``.
 
         Bounds: joining the room ends within ``open_timeout`` (``SYNC_TIMEOUT``); every write returns
@@ -163,7 +149,7 @@ class LiveNotebook:
                 raise
             return notebook
 
-        return _Opening(start)
+        return Opening(start, _close_notebook)
 
     @classmethod
     def current(
@@ -174,7 +160,7 @@ class LiveNotebook:
         ack_timeout: float = 10.0,
         open_timeout: float = 10.0,
         reconnect_timeout: float = 30.0,
-    ) -> _Opening:
+    ) -> Opening[LiveNotebook]:
         """The notebook this kernel belongs to, found from the kernel's environment (``locate.py``);
         the options are ``open``'s."""
 
@@ -192,7 +178,7 @@ class LiveNotebook:
                 reconnect_timeout=reconnect_timeout,
             )
 
-        return _Opening(start)
+        return Opening(start, _close_notebook)
 
     async def _start(self, open_timeout: float, reconnect_timeout: float) -> None:
         self.connection = RoomConnection(
@@ -344,13 +330,13 @@ class LiveNotebook:
                 names.append(name)
         return names
 
-    def watch(self, *, timeout: float | None = None) -> _Changes:
+    def watch(self, *, timeout: float | None = None) -> ChangeFeed[NotebookChange]:
         """What others change, from now on: ``async for change in nb.watch(timeout=30): ...``.
 
         Ends when the notebook closes, or after ``timeout`` seconds without a change."""
         queue: asyncio.Queue[NotebookChange | None] = asyncio.Queue()
         self._watchers.append(queue)
-        return _Changes(
+        return ChangeFeed(
             queue, timeout, lambda: self._watchers.remove(queue) if queue in self._watchers else None
         )
 
@@ -539,30 +525,3 @@ class LiveNotebook:
             "<table><thead><tr><th>#</th><th>id</th><th>type</th><th>source</th><th>outputs</th></tr></thead>"
             f"<tbody>{rows}</tbody></table>"
         )
-
-
-class _Changes:
-    """The async iterator ``watch()`` returns."""
-
-    def __init__(
-        self, queue: asyncio.Queue[NotebookChange | None], timeout: float | None, forget: Callable[[], None]
-    ) -> None:
-        self._queue = queue
-        self._timeout = timeout
-        self._forget = forget
-
-    def __aiter__(self) -> _Changes:
-        return self
-
-    async def __anext__(self) -> NotebookChange:
-        try:
-            change = await asyncio.wait_for(self._queue.get(), self._timeout)
-        except TimeoutError:
-            change = None
-        if change is None:
-            self._forget()
-            raise StopAsyncIteration
-        return change
-
-    async def aclose(self) -> None:
-        self._forget()

@@ -20,7 +20,7 @@ import asyncio
 import html
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
 from elynav_nb._display import refresh_live, rich_bundle, show_live
 from elynav_nb.agents.events import AgentEvent
@@ -42,9 +42,11 @@ __all__ = [
     "Ask",
     "AskKeywords",
     "AskOptions",
+    "AskRowSource",
     "AskStatus",
     "Reply",
     "ReplyOutcome",
+    "ask_row",
     "error_code_for",
     "past_tense",
     "reply_from_turn",
@@ -296,16 +298,7 @@ class Ask:
             self._future.set_result(reply)
 
     def to_row(self) -> dict[str, Any]:
-        return {
-            "ask_id": self.id,
-            "parent_id": self.parent_id,
-            "sender": self.sender,
-            "agent": self.agent,
-            "status": self.status,
-            "prompt": self.text,
-            "queued_at": self.queued_at,
-            "started_at": self.started_at,
-        }
+        return ask_row(self)
 
     def __repr__(self) -> str:
         state = "cancelling" if self.cancelling else self.status  # asked to stop, its turn still stopping
@@ -360,6 +353,48 @@ def reply_from_turn(ask: Ask, result: TurnResult) -> Reply:
         data=result.data,
         output_schema=ask.output_schema,
     )
+
+
+class AskRowSource(Protocol):
+    """What a row of the asks in flight shows of an ask (an ``Ask``, or an ``AskMirror`` of a host's)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def parent_id(self) -> str | None: ...
+
+    @property
+    def sender(self) -> str: ...
+
+    @property
+    def agent(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def queued_at(self) -> datetime | None: ...
+
+    @property
+    def started_at(self) -> datetime | None: ...
+
+
+def ask_row(ask: AskRowSource) -> dict[str, Any]:
+    """One row of the asks in flight (the board's and ``to_frame()``'s columns)."""
+    return {
+        "ask_id": ask.id,
+        "parent_id": ask.parent_id,
+        "sender": ask.sender,
+        "agent": ask.agent,
+        "status": ask.status,
+        "prompt": ask.text,
+        "queued_at": ask.queued_at,
+        "started_at": ask.started_at,
+    }
 
 
 def synthetic_reply(

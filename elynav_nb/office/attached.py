@@ -31,7 +31,7 @@ from typing import Any
 
 from elynav_nb.agents.events import PermissionRequest
 from elynav_nb.errors import AskNotFound, ElynavError
-from elynav_nb.office.asks import Reply
+from elynav_nb.office.asks import Reply, ask_row
 from elynav_nb.office.client import OfficeClient, RemoteAsk
 
 __all__ = ["AskMirror", "AttachedAsk", "Attachment", "EmployeeMirror"]
@@ -70,16 +70,7 @@ class AskMirror:
         return False
 
     def to_row(self) -> dict[str, Any]:
-        return {
-            "ask_id": self.id,
-            "parent_id": self.parent_id,
-            "sender": self.sender,
-            "agent": self.agent,
-            "status": self.status,
-            "prompt": self.text,
-            "queued_at": self.queued_at,
-            "started_at": self.started_at,
-        }
+        return ask_row(self)
 
     def __repr__(self) -> str:
         return f"<Ask {self.id} {self.status} {self.sender} -> {self.agent} (in the host office)>"

@@ -18,9 +18,11 @@ How an ask flows::
       -> AskEngine.finish: Reply on the ask (+ history "end"), pending child asks cancelled (nobody waits
          for them any more), the employee takes the next ask in its queue
 
-The office is made of parts it owns: this module holds its life cycle, checks and public asking
-and cancelling surface; its ``AskEngine`` (``office/ask_running.py``) runs the asks (queue,
-dispatch, run, finish, cancel, expire); ``OfficeListeners`` and the functions of
+The office is made of parts it owns: this module holds its life cycle and its public asking and
+cancelling surface; the rules an ask must pass before it is queued are ``office/ask_rules.py``
+(with ``cascade.py`` and ``rights.py``); the workspace lock, or the host office to attach to, is
+``workspace.lock_or_find_host``; its ``AskEngine`` (``office/ask_running.py``) runs the asks
+(queue, dispatch, run, finish, cancel, expire); ``OfficeListeners`` and the functions of
 ``office/office_views.py`` are what it shows (``history()``, ``to_frame()``, listeners, repr).
 
 Cancel: ``office.cancel(ask_id, by)`` checks the right (``office/rights.py``), then cancels every
@@ -52,10 +54,15 @@ from elynav_nb.errors import (
     AgentBusy,
     AgentNotFound,
     InvalidInput,
-    NotAllowed,
-    OfficeAlreadyRunning,
     OfficeUnreachable,
     RunnerClosed,
+)
+from elynav_nb.office.ask_rules import (
+    capped_deadline,
+    check_depth,
+    checked_parent,
+    checked_text,
+    checked_timeout,
 )
 from elynav_nb.office.ask_running import AskEngine
 from elynav_nb.office.asks import Ask, AskKeywords, AskOptions, Reply
@@ -77,7 +84,7 @@ from elynav_nb.office.rights import USER, check_cancel_right
 from elynav_nb.office.socket_server import OfficeSocketServer
 from elynav_nb.office.staffing import ASK_RULE, Executable, resolve_definitions, runner_for
 from elynav_nb.office.trace import log_ask_event, log_office
-from elynav_nb.office.workspace import OfficeFiles, serving_office
+from elynav_nb.office.workspace import OfficeFiles, lock_or_find_host, serving_office
 
 if TYPE_CHECKING:
     import pandas
@@ -182,7 +189,9 @@ class Office:
         if self.status == "closed":
             raise RunnerClosed("this office was stopped; make a new Office")
         self.engine.loop = asyncio.get_running_loop()
-        if not await self._lock_or_attach():
+        host = await lock_or_find_host(self.files, self.workspace, attach=self.attach, timeout=ATTACH_TIMEOUT)
+        if host is not None:
+            await self._attach(host)
             return self
         try:
             unfinished = self.history_log.end_unfinished("the office stopped before this ask ended")
@@ -285,33 +294,6 @@ class Office:
         await office._attach(found)
         return office
 
-    async def _lock_or_attach(self) -> bool:
-        """Take the workspace's lock (True: this office hosts), or attach to the office holding it.
-
-        A host still starting names its socket once open: waited for, bounded (``ATTACH_TIMEOUT``).
-        ``attach=False``: ``OFFICE_ALREADY_RUNNING`` instead.
-        """
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + ATTACH_TIMEOUT
-        while True:
-            try:
-                self.files.lock()
-                return True
-            except OfficeAlreadyRunning:
-                if not self.attach:
-                    raise
-                found = serving_office(self.workspace)
-                if found is not None:
-                    await self._attach(found)
-                    return False
-                if loop.time() >= deadline:
-                    raise OfficeUnreachable(
-                        f"an office holds {self.workspace} but does not listen (listen=False, or it is stuck "
-                        "starting)",
-                        details={"workspace": str(self.workspace)},
-                    ) from None
-            await asyncio.sleep(0.1)
-
     async def _attach(self, found: tuple[Path, str]) -> None:
         """Attach to the office that serves the workspace (``office/attached.py``), as the user."""
         if self.tools:
@@ -371,13 +353,14 @@ class Office:
         schema = output_schema_of(options.output_schema)
         employee = self.employee(to)
         sender_name = options.sender if options.sender == USER else self.employee(options.sender).name
-        self._check_text(text)
-        bound = self._check_timeout(options.timeout)
+        checked_text(text, self.max_text_chars)
+        bound = checked_timeout(options.timeout, self.ask_timeout)
         parent_ask = self._parent_for(sender_name, options.parent)
         if parent_ask is not None:
-            self._check_depth(parent_ask)
+            check_depth(parent_ask, self.max_delegation_depth)
         if parent_ask is not None or sender_name == employee.name:  # an agent never waits on itself
             check_no_cycle(sender_name, employee.name, self._waits_for)
+        assert self.engine.loop is not None  # the running loop (_require_own_loop)
         ask = Ask(
             self,
             uuid.uuid4().hex[:12],
@@ -386,7 +369,7 @@ class Office:
             text,
             parent=parent_ask,
             queued_at=utc_now(),
-            deadline=self._deadline(bound, parent_ask),
+            deadline=capped_deadline(self.engine.loop.time(), bound, parent_ask),
             output_schema=schema,
         )
         self.engine.queue(ask)
@@ -401,8 +384,8 @@ class Office:
                 "or output_schema (send those from the kernel that hosts it)"
             )
         employee = self.employee(to)
-        self._check_text(text)
-        timeout = self._check_timeout(options.timeout)
+        checked_text(text, self.max_text_chars)
+        timeout = checked_timeout(options.timeout, self.ask_timeout)
         return cast(Ask, self.attachment.submit(employee.name, text, timeout))
 
     async def ask(self, to: str, text: str, **options: Unpack[AskKeywords]) -> Reply:
@@ -479,54 +462,11 @@ class Office:
                 details={"method": method},
             )
 
-    def _check_text(self, text: object) -> None:
-        if not isinstance(text, str) or not text.strip():
-            raise InvalidInput("an ask needs a non-empty text")
-        if len(text) > self.max_text_chars:
-            raise InvalidInput(
-                f"an ask's text is limited to {self.max_text_chars} characters, got {len(text)}",
-                details={"limit": self.max_text_chars, "length": len(text)},
-            )
-
-    def _check_timeout(self, timeout: float | None) -> float:
-        if timeout is None:
-            return self.ask_timeout
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not (0 < timeout < math.inf):
-            raise InvalidInput("timeout must be a positive number of seconds")
-        return float(timeout)
-
     def _parent_for(self, sender: str, parent: Ask | str | None) -> Ask | None:
         if parent is None:
             running = self.employees[sender].current if sender != USER else None
             return self._parent_for(sender, running) if running is not None else None
-        parent_ask = parent if isinstance(parent, Ask) else self.get_ask(parent)
-        if parent_ask.cancelling:
-            raise NotAllowed(
-                f"ask {parent_ask.id} is being cancelled: its turn may not ask anyone any more",
-                details={"parent_id": parent_ask.id},
-            )
-        if parent_ask.done or parent_ask.agent != sender:
-            raise InvalidInput(
-                f"ask {parent_ask.id} is not a running ask of {sender}: it cannot be the parent",
-                details={"parent_id": parent_ask.id},
-            )
-        return parent_ask
-
-    def _deadline(self, bound: float, parent: Ask | None) -> float:
-        """Now + ``bound``, but never later than the deadline of the ask it was sent from."""
-        assert self.engine.loop is not None
-        deadline = self.engine.loop.time() + bound
-        return min(deadline, parent.deadline) if parent is not None else deadline
-
-    def _check_depth(self, parent: Ask) -> None:
-        depth, ancestor = 1, parent
-        while ancestor.parent is not None:
-            depth, ancestor = depth + 1, ancestor.parent
-        if depth >= self.max_delegation_depth:
-            raise InvalidInput(
-                f"delegation chains are limited to {self.max_delegation_depth} asks",
-                details={"limit": self.max_delegation_depth},
-            )
+        return checked_parent(parent if isinstance(parent, Ask) else self.get_ask(parent), sender)
 
     def _waits_for(self, agent: str) -> list[str]:
         """The agents that ``agent``'s running turn waits on (its pending asks)."""

@@ -20,6 +20,7 @@ from a terminal, a kernel attached to the office, ``elynav acp``): ``presented_u
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import json
@@ -29,12 +30,13 @@ import tempfile
 from pathlib import Path
 
 from elynav_nb._files import write_atomically
-from elynav_nb.errors import OfficeAlreadyRunning
+from elynav_nb.errors import OfficeAlreadyRunning, OfficeUnreachable
 
 __all__ = [
     "SOCKET_FOLDER_PREFIX",
     "USER_TOKEN_FILE",
     "OfficeFiles",
+    "lock_or_find_host",
     "presented_user_token",
     "serving_office",
     "write_user_token",
@@ -138,6 +140,35 @@ def serving_office(workspace: Path) -> tuple[Path, str] | None:
     except OSError:
         return None
     return folder / "office.sock", token
+
+
+async def lock_or_find_host(
+    files: OfficeFiles, workspace: Path, *, attach: bool, timeout: float
+) -> tuple[Path, str] | None:
+    """Take the workspace's lock (``None``: this office hosts), or find the office holding it (its
+    socket and user token, to attach to).
+
+    A host still starting names its socket once open: waited for, up to ``timeout`` seconds
+    (``OFFICE_UNREACHABLE`` then). ``attach=False``: ``OFFICE_ALREADY_RUNNING`` instead.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        try:
+            files.lock()
+            return None
+        except OfficeAlreadyRunning:
+            if not attach:
+                raise
+            found = serving_office(workspace)
+            if found is not None:
+                return found
+            if loop.time() >= deadline:
+                raise OfficeUnreachable(
+                    f"an office holds {workspace} but does not listen (listen=False, or it is stuck starting)",
+                    details={"workspace": str(workspace)},
+                ) from None
+        await asyncio.sleep(0.1)
 
 
 def write_user_token(socket_folder: Path, token: str) -> None:

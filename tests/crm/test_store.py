@@ -24,7 +24,7 @@ def test_new_database_has_wal_foreign_keys_and_schema_version(store: CrmStore) -
     with sqlite3.connect(store.path) as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    with store._reading() as connection:
+    with store._database.reading() as connection:
         assert connection.execute("PRAGMA foreign_keys").fetchone()[0] == 1
 
 
@@ -129,7 +129,7 @@ def test_search_pages_follow_rank_then_id(store: CrmStore) -> None:
     store.create_account("Atelier Atelier", industry="Atelier")  # the word three times: best match
     store.create_account("Atelier de menuiserie fine et de restauration de meubles anciens")
     store.create_account("Boulangerie Martin")
-    with store._reading() as connection:
+    with store._database.reading() as connection:
         expected = [
             row[0]
             for row in connection.execute(

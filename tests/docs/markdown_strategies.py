@@ -1,6 +1,6 @@
 """Hypothesis strategies for whole-markdown tests: random block specs of every supported type (text
 made of markdown markers, escapes, emoji and line breaks; tables, images, code, nesting), and a
-document written from them with ``block_builder``."""
+document written from them with ``blocknote.builder``."""
 
 from __future__ import annotations
 

@@ -1,25 +1,21 @@
 """The shape of ``elynav_nb.docs``'s imports: no import circle (type-only and function-level imports
-included), no use of another module's private name, and the flat paths of before still import.
+included), no use of another module's private name, and the one old flat path users were taught
+(``elynav_nb.docs.frames``) still imports.
 
-The graph is read from the source with ``ast``: every ``import`` / ``from ... import`` of a module
-of ``elynav_nb.docs``, wherever it stands (top level, ``if TYPE_CHECKING:``, inside a function). A
-``from package import name`` counts as an import of the package (its ``__init__``), or, when
-``name`` is a submodule, of that submodule. Importing a package's submodule is not counted as
-importing the package's ``__init__`` (Python runs it first, but a package ``__init__`` that only
-re-exports cannot close a circle that way unless a submodule imports from the ``__init__``, which
-the explicit edge catches).
+The import graph and its circles are the package-wide rules' (``tests/test_import_rules.py``: every
+``import`` / ``from ... import`` wherever it stands, a ``from package import name`` counting as an
+import of the submodule when ``name`` is one). The private-name check here is stricter than the
+package-wide one: any ``thing._name`` that this module does not define is a reach, a library's
+private included (those ``docs`` relies on are listed, and checked in tests/docs/test_yxml_writer.py).
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from elynav_nb.docs._moved import MOVED_MODULES
+from tests.test_import_rules import circles, modules
 
 PACKAGE = "elynav_nb.docs"
 ROOT = Path(__file__).resolve().parents[2] / "elynav_nb" / "docs"
@@ -39,74 +35,6 @@ def module_name(path: Path, root: Path) -> str:
 
 def all_modules(root: Path) -> dict[str, Path]:
     return {module_name(path, root): path for path in sorted(root.rglob("*.py"))}
-
-
-def imported_modules(tree: ast.AST, modules: dict[str, Path]) -> Iterator[str]:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name in modules:
-                    yield alias.name
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            for alias in node.names:
-                submodule = f"{node.module}.{alias.name}"
-                if submodule in modules:
-                    yield submodule
-                elif node.module in modules:
-                    yield node.module
-
-
-def import_graph(root: Path) -> dict[str, set[str]]:
-    modules = all_modules(root)
-    return {
-        name: set(imported_modules(ast.parse(path.read_text()), modules)) - {name}
-        for name, path in modules.items()
-    }
-
-
-def circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    found: list[list[str]] = []
-    counter = 0
-    for start in sorted(graph):
-        if start in index:
-            continue
-        work = [(start, iter(sorted(graph[start])))]
-        index[start] = low[start] = counter
-        counter += 1
-        stack.append(start)
-        on_stack.add(start)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph.get(child, ())))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return found
 
 
 def private_uses(root: Path) -> list[str]:
@@ -150,9 +78,9 @@ def _defined_here(tree: ast.AST, attribute: str) -> bool:
 
 
 def test_docs_has_no_import_circle() -> None:
-    graph = import_graph(ROOT)
-    assert len(graph) >= 40  # the scan sees the whole package
-    assert circles(graph) == []
+    known = modules()
+    assert len([name for name in known if name.startswith(PACKAGE + ".")]) >= 40  # the whole package
+    assert circles(PACKAGE, known) == []
 
 
 def test_no_module_of_docs_uses_another_modules_private_names() -> None:
@@ -162,32 +90,37 @@ def test_no_module_of_docs_uses_another_modules_private_names() -> None:
 def test_the_checks_catch_what_they_look_for(tmp_path: Path) -> None:
     """Both checks fail on the shape the package had before (rest <-> rest_tree through a type-only
     import, ``DocsRestClient._request`` called from another module)."""
-    (tmp_path / "__init__.py").write_text("")
-    (tmp_path / "rest.py").write_text(
+    rest = (
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from elynav_nb.docs.rest_tree import Tree\n"
         "class Client:\n    async def _request(self): ...\n"
     )
-    (tmp_path / "rest_tree.py").write_text(
+    rest_tree = (
         "from elynav_nb.docs.rest import Client\nclass Tree:\n    def __init__(self, rest: Client) -> None:\n"
         "        self.rest = rest\n    async def go(self):\n        return await self.rest._request()\n"
     )
-    assert circles(import_graph(tmp_path)) == [["elynav_nb.docs.rest", "elynav_nb.docs.rest_tree"]]
+    sources = {"__init__": "", "rest": rest, "rest_tree": rest_tree}
+    known = {
+        PACKAGE + ("." + name if name != "__init__" else ""): ast.parse(text)
+        for name, text in sources.items()
+    }
+    assert circles(PACKAGE, known) == [["elynav_nb.docs.rest", "elynav_nb.docs.rest_tree"]]
+    for name, text in sources.items():
+        (tmp_path / f"{name}.py").write_text(text)
     assert private_uses(tmp_path) == ["rest_tree.py:6 uses self.rest._request"]
-
-
-@pytest.mark.parametrize("old_path", sorted(MOVED_MODULES))
-def test_the_flat_paths_of_before_import_the_moved_module_itself(old_path: str) -> None:
-    old = importlib.import_module(old_path)
-    new = importlib.import_module(MOVED_MODULES[old_path])
-    assert old is new
-    assert old.__spec__ is not None and old.__spec__.name == MOVED_MODULES[old_path]
 
 
 def test_the_packages_keep_the_names_of_the_modules_they_replace() -> None:
     from elynav_nb.docs.blocknote import find_block, insert_block, read_blocks, root_group  # noqa: F401
     from elynav_nb.docs.rest import API_PREFIX, DocsRestClient, RequestThrottle, shared_throttle  # noqa: F401
 
-    assert callable(importlib.import_module("elynav_nb.docs.server").build_docs_server)  # the old flat path
+
+def test_the_frame_codec_keeps_the_path_notebook_03_taught() -> None:
+    """``elynav_nb.docs.frames`` is a thin alias: the same objects as ``live.frames``, every one of them."""
+    old = importlib.import_module("elynav_nb.docs.frames")
+    new = importlib.import_module("elynav_nb.docs.live.frames")
+    assert old.__all__ == new.__all__
+    for name in new.__all__:
+        assert getattr(old, name) is getattr(new, name), name
 
 
 def test_every_public_name_of_docs_resolves() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
 from elynav_nb.docs.session import DocsSession
-from elynav_nb.docs.session_pool import DocsSessionPool
+from elynav_nb.docs.session.pool import DocsSessionPool
 from elynav_nb.errors import (
     AuthRequired,
     BlockNotFound,

@@ -161,8 +161,7 @@ async def test_presence_and_the_comment_ping_cross_a_real_provider(hocuspocus_se
 
 @pytest.mark.anyio
 async def test_cursors_cross_a_real_provider_both_ways(hocuspocus_server: Any) -> None:
-    from elynav_nb.docs.live._yjs_items import ItemIndex
-    from elynav_nb.docs.live.presence import people_from_states
+    from elynav_nb.docs.live.presence import CursorPlaces, people_from_states
 
     room = str(uuid.uuid4())
     connection, peer = await agent_and_browser(hocuspocus_server, room)
@@ -182,9 +181,10 @@ async def test_cursors_cross_a_real_provider_both_ways(hocuspocus_server: Any) -
             {"name": "Agent Plume", "block": second, "index": len("Le bloc que l'agent écrit")}
         ]
         assert (await peer.call("set_cursor", block_id=first, offset=3))["ok"]
+        places = CursorPlaces(connection.doc)  # as people() keeps it: each look adds what changed
         async with asyncio.timeout(10):  # and we read which block the person's cursor is in
             while True:
-                people = people_from_states(connection.peers(), ItemIndex(connection.doc.get_update()))
+                people = people_from_states(connection.peers(), places.index())
                 if people and people[0].block_id == first:
                     break
                 await asyncio.sleep(0.05)

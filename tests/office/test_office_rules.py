@@ -1,4 +1,5 @@
-"""The office's pure rules: wait-for cycles, cancel rights, the socket's wire format, the history fold."""
+"""The office's pure rules: what an ask must be, wait-for cycles, cancel rights, the socket's wire format,
+the history fold."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from elynav_nb.errors import Deadlock, NotAllowed, ProtocolError
+from elynav_nb.errors import Deadlock, InvalidInput, NotAllowed, ProtocolError
+from elynav_nb.office.ask_rules import (
+    capped_deadline,
+    check_depth,
+    checked_parent,
+    checked_text,
+    checked_timeout,
+)
 from elynav_nb.office.cascade import check_no_cycle, find_wait_cycle, pending_descendants
 from elynav_nb.office.history import HistoryLog, fold_records, history_frame
 from elynav_nb.office.rights import USER, check_cancel_right, may_cancel
@@ -22,6 +30,40 @@ from elynav_nb.office.wire import (
     encode_error,
     error_from_answer,
 )
+
+
+class FakeAsk:
+    def __init__(self, agent="b", parent=None, deadline=100.0, done=False, cancelling=False):
+        self.id, self.agent, self.parent, self.deadline = f"ask-{agent}", agent, parent, deadline
+        self.done, self.cancelling = done, cancelling
+
+
+def test_an_ask_needs_a_text_and_a_positive_timeout_within_the_offices_bounds():
+    assert checked_text("hello", 10) == "hello"
+    for bad in ("", "   ", None, 3, "x" * 11):
+        with pytest.raises(InvalidInput):
+            checked_text(bad, 10)
+    assert checked_timeout(None, 3600.0) == 3600.0 and checked_timeout(2, 3600.0) == 2.0
+    for bad in (0, -1, float("inf"), float("nan"), True, "5"):
+        with pytest.raises(InvalidInput):
+            checked_timeout(bad, 3600.0)
+
+
+def test_a_parent_is_a_running_ask_of_the_sender_and_chains_stay_short_and_within_its_deadline():
+    root = FakeAsk("a", deadline=50.0)
+    child = FakeAsk("b", parent=root, deadline=40.0)
+    assert checked_parent(child, "b") is child
+    with pytest.raises(InvalidInput):
+        checked_parent(child, "c")  # not the sender's
+    with pytest.raises(InvalidInput):
+        checked_parent(FakeAsk("b", done=True), "b")
+    with pytest.raises(NotAllowed):
+        checked_parent(FakeAsk("b", cancelling=True), "b")
+    check_depth(child, 3)  # child is the second ask of its chain: one more is allowed at limit 3, not at 2
+    with pytest.raises(InvalidInput):
+        check_depth(child, 2)
+    assert capped_deadline(10.0, 100.0, child) == 40.0 and capped_deadline(10.0, 5.0, child) == 15.0
+    assert capped_deadline(10.0, 5.0, None) == 15.0
 
 
 def graph(edges: dict[str, list[str]]):

@@ -69,4 +69,4 @@ async def test_a_session_displayed_twice_has_one_view(
         second = doc._repr_mimebundle_()
         assert first[WIDGET_MIME]["model_id"] == second[WIDGET_MIME]["model_id"]
         assert first["text/plain"] == repr(doc)
-        assert len(doc._change_listeners) == 1
+        assert len(doc._changes.listeners) == 1

@@ -26,6 +26,7 @@ from typing import Any, Final
 
 from pycrdt import XmlElement, XmlFragment, XmlText
 
+from elynav_nb._text_diff import common_ends
 from elynav_nb.docs.blocknote._inline_writer import insert_new_nodes, insert_runs, mark_attributes
 from elynav_nb.docs.blocknote._location import is_element
 from elynav_nb.docs.blocknote._yxml_writer import NodeWriter
@@ -98,13 +99,7 @@ def content_segments(content: XmlElement, block_type: str) -> list[Segment]:
 
 def diff_opcodes(old: str, new: str) -> list[tuple[str, int, int, int, int]]:
     """Character edit script: common prefix and suffix kept, the middle diffed when small enough."""
-    prefix = 0
-    limit = min(len(old), len(new))
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
-        suffix += 1
+    prefix, suffix = common_ends(old, new)
     old_middle = old[prefix : len(old) - suffix]
     new_middle = new[prefix : len(new) - suffix]
     opcodes: list[tuple[str, int, int, int, int]] = []

@@ -26,7 +26,7 @@ from typing import Any, Final
 from pycrdt import Doc
 
 from elynav_nb.docs.blocknote._ids import new_block_id
-from elynav_nb.docs.blocknote._inline_writer import mark_attributes
+from elynav_nb.docs.blocknote._inline_writer import mark_attributes, split_lines
 from elynav_nb.docs.blocknote._location import insertion_point
 from elynav_nb.docs.blocknote._yxml_writer import NodeWriter, writer_for
 from elynav_nb.docs.blocknote.schema import DEFAULT_PROPS, HARD_BREAK
@@ -84,19 +84,6 @@ def _check_size(text: str) -> None:
         )
 
 
-def _lines(runs: Sequence[InlineRun]) -> tuple[Line, ...]:
-    """Runs cut at newlines: one list of runs per line (a hard break goes between two lines)."""
-    lines: list[Line] = [[]]
-    for run in runs:
-        parts = run.text.split("\n")
-        for number, part in enumerate(parts):
-            if number > 0:
-                lines.append([])
-            if part:
-                lines[-1].append(InlineRun(part, run.bold, run.italic, run.strike, run.code, run.link))
-    return tuple(lines)
-
-
 def _full_props(spec: BlockSpec) -> dict[str, Any]:
     if spec.type == "table":
         return dict(_TABLE_PROPS)
@@ -124,7 +111,7 @@ def _prepare(spec: BlockSpec) -> PreparedBlock:
         rows = tuple(tuple(_join_lines(parse_inline(cell)) for cell in row) for row in spec.table.rows)
     elif spec.type not in _TEXTLESS_TYPES:
         _check_size(spec.text)
-        lines = _lines(parse_inline(spec.text))
+        lines = tuple(split_lines(parse_inline(spec.text)))  # a hard break goes between two lines
     return PreparedBlock(
         id=new_block_id(),
         type=spec.type,

@@ -8,7 +8,8 @@ cursors (y-prosemirror's awareness ``cursor``) are Yjs relative positions, which
 - ``last_text_character(update, client)``: the id of the last character a transaction of ours
   inserted (its own update), where our cursor goes after a write;
 - ``ItemIndex(state).block_of(client, clock)``: the block (``blockContainer`` ``id``) that holds an
-  item, from the whole document state, to say where another person's cursor is.
+  item, to say where another person's cursor is; built once from the whole document state, then
+  kept current with ``add`` and only the updates made since (``presence.CursorPlaces``).
 
 An update that does not decode is ``ProtocolError``; nothing here touches a document.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import struct
+import sys
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -32,7 +34,7 @@ _XML_HOOK: Final = 5
 _MAX_DEPTH: Final = 64
 
 
-@dataclass
+@dataclass(slots=True)
 class Item:
     client: int
     clock: int
@@ -171,7 +173,7 @@ def _read_content(reader: _Reader, item: Item) -> None:
     elif kind == _TYPE:
         type_ref = reader.var_uint()
         if type_ref in (_XML_ELEMENT, _XML_HOOK):
-            item.type_name = reader.string()
+            item.type_name = sys.intern(reader.string())  # a few tag names, many elements
     elif kind == _ANY:
         item.length = reader.var_uint()
         item.values = [reader.any() for _ in range(item.length)]
@@ -192,18 +194,62 @@ def last_text_character(update: bytes, client: int) -> tuple[int, int] | None:
 
 
 class ItemIndex:
-    """The items of a whole document state, found by id, with their parents resolved."""
+    """The items of a document, found by id, with their parents resolved.
 
-    def __init__(self, state: bytes) -> None:
+    Built from a whole state (``doc.get_update()``), then kept current with ``add`` and the
+    updates made since (``doc.get_update(state_vector)``): each struct is decoded once.
+    """
+
+    def __init__(self, state: bytes = b"") -> None:
         self._by_client: dict[int, list[Item]] = {}
-        for item in decode_items(state):
-            self._by_client.setdefault(item.client, []).append(item)
-        self._clocks = {client: [item.clock for item in items] for client, items in self._by_client.items()}
-        self._attributes: dict[tuple[tuple[int, int], str], Item] = {}
-        for items in self._by_client.values():
-            for item in items:
-                if item.parent_sub is not None and isinstance(item.parent, tuple):
-                    self._attributes[(item.parent, item.parent_sub)] = item
+        self._clocks: dict[int, list[int]] = {}
+        self._block_ids: dict[tuple[int, int], Any] = {}
+        """A ``blockContainer``'s ``id`` attribute, by the container's item id."""
+        if state:
+            self.add(state)
+
+    def add(self, update: bytes) -> None:
+        """Index the items of ``update`` (a whole state, or what changed since a state vector); items
+        already indexed are skipped. Attributes (map entries) are never a cursor's item nor an
+        origin: only the ``id`` of each element is kept, and no other attribute is stored. Each new
+        item's parent is resolved once, here (through its origins when not written), and its
+        origins are then dropped: the index keeps what ``block_of`` reads, no more."""
+        added: list[Item] = []
+        for item in decode_items(update):
+            if item.parent_sub is not None:
+                if item.parent_sub == "id" and isinstance(item.parent, tuple) and item.values:
+                    self._block_ids[item.parent] = item.values[0]
+                continue
+            item.values = None
+            items = self._by_client.setdefault(item.client, [])
+            clocks = self._clocks.setdefault(item.client, [])
+            if not items or item.clock >= items[-1].clock + items[-1].length:
+                position = len(clocks)  # the usual case: a client's new items come after its others
+            else:
+                if self.find(item.client, item.clock) is not None:
+                    continue
+                position = bisect.bisect_left(clocks, item.clock)
+            items.insert(position, item)
+            clocks.insert(position, item.clock)
+            added.append(item)
+        for item in added:  # once every item of the update is in: an origin may come later in it
+            if item.parent is None:
+                self._resolve_parent(item)
+        for item in added:
+            item.origin = item.right_origin = None
+
+    def _resolve_parent(self, item: Item) -> None:
+        """Set the parent of ``item``, and of each item on its way there, from the first item along
+        its origins whose parent is known (left as ``None`` when there is none)."""
+        chain: list[Item] = []
+        current: Item | None = item
+        while current is not None and current.parent is None and len(chain) < 100_000:
+            chain.append(current)
+            neighbour = current.origin or current.right_origin
+            current = self.find(*neighbour) if neighbour is not None else None
+        parent = current.parent if current is not None else None
+        for linked in chain:
+            linked.parent = parent
 
     def find(self, client: int, clock: int) -> Item | None:
         items = self._by_client.get(client)
@@ -215,33 +261,20 @@ class ItemIndex:
         item = items[index]
         return item if clock < item.clock + item.length else None
 
-    def parent_of(self, item: Item) -> tuple[int, int] | str | None:
-        """The id of the type holding ``item`` (found through its origins when not written)."""
-        seen = 0
-        current: Item | None = item
-        while current is not None and seen < 100_000:
-            if current.parent is not None:
-                return current.parent
-            neighbour = current.origin or current.right_origin
-            current = self.find(*neighbour) if neighbour is not None else None
-            seen += 1
-        return None
-
     def block_of(self, client: int, clock: int) -> str | None:
         """The ``id`` of the ``blockContainer`` holding the item ``(client, clock)``, if any."""
         item = self.find(client, clock)
         for _ in range(_MAX_DEPTH):
             if item is None:
                 return None
-            parent = self.parent_of(item)
+            parent = item.parent
             if not isinstance(parent, tuple):
                 return None
             container = self.find(*parent)
             if container is None:
                 return None
             if container.type_name == "blockContainer":
-                attribute = self._attributes.get(((container.client, container.clock), "id"))
-                value = attribute.values[0] if attribute is not None and attribute.values else None
+                value = self._block_ids.get((container.client, container.clock))
                 return value if isinstance(value, str) else None
             item = container
         return None

@@ -3,39 +3,36 @@
 Where it sits: the WebSocket I/O layer of ``elynav_nb.docs`` (design note §1, §5.5, §7). The session
 hydrates a ``pycrdt.Doc`` from REST, then hands it to ``DocsConnection``; from then on every local
 transaction on that document leaves as one ``Sync/Update`` frame, and every remote change is applied
-to it. All bytes go through the pure codec ``frames.py``; this module parses nothing itself.
+to it. It parses nothing itself: frames go through the pure codec ``frames``, awareness and cursors
+through ``presence``; the socket (connecting, whole messages, close codes, echoes) is ``_socket``.
 
 How data flows::
 
-    open(): websockets.connect(url?room=<id>, Origin, Cookie, large max_size)
+    open(): connect(url?room=<id>, Origin, Cookie, max_size)        (``_socket.connect``)
             -> Auth("") -> SyncStep1(state vector)            (Auth first, always: §0 rule 1)
             <- Authenticated(scope) / PermissionDenied -> typed error, socket closed
-            <- server SyncStep1 -> SyncStep2(our diff)           (counted by start_sync)
+            <- server SyncStep1 -> SyncStep2(our diff)           (counted by _start_handshake)
             <- server SyncStep2 / Update -> applied under REMOTE_ORIGIN (never sent back);
                the echo of our own update is recognised by its bytes and skipped
             <- SyncStatus 1/0 -> ack counter                    ready = scope + server step 2 (+ acks if rw)
     local transaction -> observer -> outbox -> Sync/Update frame, unsynced += 1
     await_flush(timeout): unsynced == 0, or DOC_READONLY on a ``00``, or SYNC_TIMEOUT
     every 15 s: an awareness update with the bot's name (Hocuspocus 4 closes silent clients)
-    after a write: our cursor, after the last character written (``presence.cursor_after``)
+    after a write: our cursor, after the last character written (``presence.cursor_for_update``)
     Close "Reset Connection" (socket left open) -> re-Auth + SyncStep1 on the same socket
     socket dropped -> reconnect with exponential backoff -> re-Auth, resync, new scope
 
 Each whole server message (``<-`` above) is handled inside the socket's ``data_received``
-callback (``_DispatchingSocket``), not by a reader task: an acknowledgement wakes ``await_flush``
-one event-loop turn sooner. Handling never raises into websockets; a fatal message records its
-typed error and wakes the socket's task, which closes the socket and fails the waiters.
-
-No edit is lost across a reset or a reconnect: ``start_sync`` sets the counter back to 1 and the
-SyncStep2 that answers the server's new SyncStep1 carries every local change the server lacks.
+callback, not by a reader task (one event-loop turn less per ack). Handling never raises into
+websockets; a fatal message records its typed error and wakes the socket's task, which closes the
+socket and fails the waiters. No edit is lost across a reset or a reconnect: the counter goes back
+to 1 and the SyncStep2 answering the server's new SyncStep1 carries every change it lacks.
 
 Failures are typed: ``NotAllowed``/``AuthRequired`` (gate close 4001, ``PermissionDenied``),
 ``ProtocolError`` (garbage frames, updates that are not Yjs), ``SyncTimeout`` (no handshake or ack
-in time), ``ResponseTooLarge`` (a message over ``max_message_bytes``, 24 MiB by default: websockets'
-``max_size``, checked on the announced length and across fragments, so nothing larger is ever
-buffered; see ``_limits``), ``ServiceError`` (server unreachable, reconnect attempts exhausted).
-The cookie is a secret: it is never part of a repr, a log line or an error message, and the object
-cannot be pickled.
+in time), ``ResponseTooLarge`` (a message over ``max_message_bytes``: websockets' ``max_size``; see
+``_limits``), ``ServiceError`` (server unreachable, reconnect attempts exhausted). The cookie is a
+secret: never part of a repr, a log line or an error message; the object cannot be pickled.
 """
 
 from __future__ import annotations
@@ -43,19 +40,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
 from collections.abc import Callable
 from typing import Any, Final
 
-import websockets
-from pycrdt import Awareness, Doc, Subscription, TransactionEvent
+from pycrdt import Doc, Subscription, TransactionEvent
 from websockets.asyncio.client import ClientConnection
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI, PayloadTooBig
-from websockets.frames import Frame, Opcode
-from websockets.protocol import State
+from websockets.exceptions import ConnectionClosed
 
-from elynav_nb.docs._limits import DEFAULT_MAX_MESSAGE_BYTES, response_too_large
-from elynav_nb.docs.live._yjs_items import last_text_character
+from elynav_nb.docs._limits import DEFAULT_MAX_MESSAGE_BYTES
+from elynav_nb.docs.live._socket import ConnectionFailed, DispatchingSocket, SentUpdates, close_error, connect
+from elynav_nb.docs.live._wakeups import Wakeups
 from elynav_nb.docs.live.frames import (
     SCOPE_READ_ONLY,
     Authenticated,
@@ -74,9 +68,8 @@ from elynav_nb.docs.live.frames import (
     decode_message,
     encode_message,
 )
-from elynav_nb.docs.live.presence import cursor_after
+from elynav_nb.docs.live.presence import RoomPresence, cursor_for_update
 from elynav_nb.errors import (
-    AuthRequired,
     DocReadonly,
     ElynavError,
     InvalidInput,
@@ -91,106 +84,15 @@ __all__ = ["REMOTE_ORIGIN", "DocsConnection"]
 REMOTE_ORIGIN: Final = "elynav-remote"
 """Transaction origin of every change received from the server: the observer never sends those back."""
 
-_GATE_CLOSE_CODE: Final = 4001
-_UNDECODABLE_CLOSE_CODE: Final = 4401
-_ECHO_MEMORY: Final = 256
-"""How many of our last sent updates are remembered to recognise their echoes."""
 _EMPTY_UPDATE: Final = b"\x00\x00"
-_READ_BUFFER_BYTES: Final = 256 * 1024
 _CURSOR_DELAY: Final = 0.1
 """Seconds between a write and the awareness update that shows our cursor (one per burst)."""
 _CURSOR_UPDATE_BYTES: Final = 256 * 1024
 """Updates larger than this (a whole imported document) do not move the cursor: not worth decoding."""
 
 logger = logging.getLogger(__name__)
-# websockets logs the request headers (our Cookie) at DEBUG: its logger never goes below INFO.
-_wire_logger = logging.getLogger("elynav_nb.docs.wire")
-_wire_logger.setLevel(logging.INFO)
 
 RemoteListener = Callable[[], None]
-MessageHandler = Callable[[bytes | str], None]
-
-
-class _DispatchingSocket(ClientConnection, asyncio.BufferedProtocol):
-    """A websockets client connection that hands each whole message to a callback at once.
-
-    websockets queues incoming messages for ``recv()``, so a reader task wakes up one event-loop
-    turn after the bytes arrived. Here each complete message is given to the handler from
-    ``data_received`` itself (fragments are joined first; websockets has already checked sizes and
-    UTF-8), which takes that turn off every acknowledgement. Messages that arrive before a handler
-    is set are kept, in order, for it. Control frames (ping, pong, close) go the usual way.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._read_buffer = memoryview(bytearray(_READ_BUFFER_BYTES))
-        self._message_handler: MessageHandler | None = None
-        self._early_messages: list[bytes | str] = []
-        self._fragments: list[bytes] = []
-        self._fragmented_opcode: Opcode | None = None
-
-    def hand_messages_to(self, handler: MessageHandler) -> None:
-        self._message_handler = handler
-        early, self._early_messages = self._early_messages, []
-        for message in early:
-            handler(message)
-
-    # asyncio.BufferedProtocol: the transport reads into one buffer kept for the socket's life.
-    # A plain Protocol gets a fresh 256 KiB bytes object per read, which glibc serves with
-    # mmap + mremap + munmap: three system calls on every acknowledgement.
-    def get_buffer(self, sizehint: int) -> memoryview:
-        return self._read_buffer
-
-    def buffer_updated(self, nbytes: int) -> None:
-        self.data_received(bytes(self._read_buffer[:nbytes]))
-
-    def send_now(self, message: bytes) -> bool:
-        """Write one binary message to the socket at once, without a task; False if not open.
-
-        Used for local updates once the handshake is done: the frame leaves when the transaction
-        commits, as the Node provider's does, and no writer task has to wake up for it.
-        """
-        if self.protocol.state is not State.OPEN:
-            return False
-        try:
-            self.protocol.send_binary(message)
-            self.send_data()
-        except Exception:  # the socket is going away: the next handshake's SyncStep2 carries it
-            return False
-        return True
-
-    def process_event(self, event: Any) -> None:
-        if self.response is None or not isinstance(event, Frame):
-            super().process_event(event)  # the handshake response
-            return
-        if event.opcode is Opcode.CONT:
-            self._fragments.append(bytes(event.data))
-        elif event.opcode in (Opcode.TEXT, Opcode.BINARY):
-            self._fragments = [bytes(event.data)]
-            self._fragmented_opcode = event.opcode
-        else:
-            super().process_event(event)  # control frames
-            return
-        if not event.fin:
-            return
-        data = b"".join(self._fragments)
-        self._fragments = []
-        message: bytes | str = (
-            data.decode(errors="replace") if self._fragmented_opcode is Opcode.TEXT else data
-        )
-        if self._message_handler is None:
-            self._early_messages.append(message)
-        else:
-            self._message_handler(message)
-
-
-class _ConnectionFailed(Exception):
-    """Internal: the socket cannot be (re)opened; ``retryable`` says whether backoff may help."""
-
-    def __init__(self, error: ElynavError, *, retryable: bool) -> None:
-        super().__init__(error.message)
-        self.error = error
-        self.retryable = retryable
 
 
 def _call_each(listeners: list[RemoteListener]) -> None:
@@ -199,11 +101,6 @@ def _call_each(listeners: list[RemoteListener]) -> None:
             listener()
         except Exception:  # a view's bug must not cut the document off its server
             logger.exception("docs connection: a remote-change listener failed")
-
-
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
 
 
 def _copy_error(error: ElynavError) -> ElynavError:
@@ -264,14 +161,12 @@ class DocsConnection:
         self._ready_seen_on_socket = False
         self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._waiters: list[asyncio.Future[None]] = []
+        self._wakeups = Wakeups()
         self._ready = asyncio.Event()
-        self._websocket: _DispatchingSocket | None = None
+        self._websocket: DispatchingSocket | None = None
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
         self._supervisor: asyncio.Task[None] | None = None
-        self._awareness = Awareness(doc)
-        self._presence: dict[str, Any] = {"user": dict(self._user)}
-        self._awareness.set_local_state(dict(self._presence))
+        self._presence = RoomPresence(doc, self._user)
         self._presence_listeners: list[RemoteListener] = []
         self.show_cursor = show_cursor
         self._cursor_update: bytes | None = None  # the last local update, for the cursor
@@ -279,8 +174,7 @@ class DocsConnection:
         self._before_remote_listeners: list[RemoteListener] = []
         self._remote_change_seen = False
         self._subscription: Subscription | None = None
-        self._sent_order: deque[bytes] = deque()
-        self._sent_frames: set[bytes] = set()
+        self._sent = SentUpdates()
         self._socket_error: ElynavError | None = None
         self._applied_frame = encode_message(SyncStatus(document_name, True))
         self._socket_failed = asyncio.Event()
@@ -330,18 +224,12 @@ class DocsConnection:
     def set_presence(self, field: str, value: Any) -> None:
         """Show ``field`` in this client's awareness state (``user`` is the name and colour; the
         Docs frontend reads ``cursor`` and ``commentsPing`` too), sent to the room at once."""
-        if value is None:
-            self._presence.pop(field, None)
-        else:
-            self._presence[field] = value
+        self._presence.set(field, value)
         self._send_presence()
 
     def peers(self) -> dict[int, dict[str, Any]]:
         """The awareness states of the other clients in the room, by client id."""
-        own = self._awareness.client_id
-        return {
-            client: dict(state) for client, state in self._awareness.states.items() if client != own and state
-        }
+        return self._presence.peers()
 
     def add_presence_listener(self, listener: RemoteListener) -> None:
         """Call ``listener()`` after each awareness update received from the room."""
@@ -353,22 +241,18 @@ class DocsConnection:
         update, self._cursor_update = self._cursor_update, None
         if update is None or self._closing:
             return
-        try:
-            character = last_text_character(update, self.doc.client_id)
-        except ProtocolError:  # our own update: pycrdt wrote it; never expected
-            return
-        if character is not None:
-            self.set_presence("cursor", cursor_after(character))
+        cursor = cursor_for_update(update, self.doc.client_id)
+        if cursor is not None:
+            self.set_presence("cursor", cursor)
 
     def remove_presence_listener(self, listener: RemoteListener) -> None:
         with contextlib.suppress(ValueError):
             self._presence_listeners.remove(listener)
 
     def _send_presence(self) -> None:
-        self._awareness.set_local_state(dict(self._presence))  # a new clock: peers refresh it
+        update = self._presence.update()
         if self.scope is None or self._websocket is None:
             return  # the next handshake's awareness loop sends it
-        update = self._awareness.encode_awareness_update([self._awareness.client_id])
         self._outbox.put_nowait(encode_message(AwarenessUpdate(self.document_name, update)))
 
     async def open(self) -> None:
@@ -409,7 +293,7 @@ class DocsConnection:
                     f"{self._unsynced} change(s) not acknowledged by the collaboration server within {timeout:g} s",
                     details={"unsynced": self._unsynced},
                 )
-            await self._wait_for_change(loop, deadline)
+            await self._wakeups.wait(loop, deadline)
 
     async def wait_ready(self, timeout: float = 10.0) -> None:
         """Wait for the current (re)handshake to finish."""
@@ -454,27 +338,8 @@ class DocsConnection:
                 return
 
     def _notify(self) -> None:
-        """Wake every task waiting in ``_wait_for_change``."""
-        waiters, self._waiters = self._waiters, []
-        for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(None)
-
-    async def _wait_for_change(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
-        """Sleep until the next ``_notify`` or the loop-time ``deadline``, whichever comes first.
-
-        A bare future and one timer: ``asyncio.timeout`` + ``Event.wait`` cost several times more,
-        and this runs on every acknowledged write.
-        """
-        waiter: asyncio.Future[None] = loop.create_future()
-        self._waiters.append(waiter)
-        timer = loop.call_at(deadline, _wake, waiter)
-        try:
-            await waiter
-        finally:
-            timer.cancel()
-            if waiter in self._waiters:  # woken by the timer or cancelled, not by _notify
-                self._waiters.remove(waiter)
+        """Wake every task waiting for the connection's state to change."""
+        self._wakeups.notify()
 
     def _fail(self, error: ElynavError) -> None:
         if self._failure is None:
@@ -493,7 +358,7 @@ class DocsConnection:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise SyncTimeout(f"the collaboration server did not {step} within {timeout:g} s")
-            await self._wait_for_change(loop, deadline)
+            await self._wakeups.wait(loop, deadline)
         if self._failure is not None:
             raise _copy_error(self._failure)
 
@@ -522,7 +387,7 @@ class DocsConnection:
             self._cursor_update = update
         self._unsynced += 1
         frame = encode_message(SyncUpdate(self.document_name, update))
-        self._remember_sent(frame)
+        self._sent.remember(frame)
         websocket = self._websocket
         sent = (
             websocket is not None
@@ -533,23 +398,6 @@ class DocsConnection:
         if not sent:
             self._outbox.put_nowait(frame)
         self._notify()
-
-    def _remember_sent(self, frame: bytes) -> None:
-        """Keep the last update frames we sent: the server echoes each one back, byte for byte."""
-        if len(self._sent_order) == _ECHO_MEMORY:
-            self._sent_frames.discard(self._sent_order.popleft())
-        self._sent_order.append(frame)
-        self._sent_frames.add(frame)
-
-    def _is_own_echo(self, frame: bytes) -> bool:
-        """True for an update frame we sent ourselves (already in our document: nothing to apply).
-
-        Checked on the raw frame, before any decoding: the server relays our update unchanged.
-        """
-        if frame not in self._sent_frames:
-            return False
-        self._sent_frames.discard(frame)
-        return True
 
     def _start_handshake(self) -> None:
         """Auth first, then SyncStep1; the counter goes back to 1 for the SyncStep2 we will send."""
@@ -582,8 +430,15 @@ class DocsConnection:
         was_ready = False
         while not self._closing:
             try:
-                websocket = await self._connect()
-            except _ConnectionFailed as failed:
+                websocket = await connect(
+                    self.url,
+                    room=self.document_name,
+                    origin=self.origin,
+                    cookie=self._cookie,
+                    max_message_bytes=self.max_message_bytes,
+                    open_timeout=self.open_timeout,
+                )
+            except ConnectionFailed as failed:
                 if not failed.retryable or not was_ready:
                     self._fail(failed.error)
                     return
@@ -627,39 +482,7 @@ class DocsConnection:
         await asyncio.sleep(min(self.backoff_max, self.backoff_initial * 2 ** (attempts - 1)))
         return True
 
-    async def _connect(self) -> _DispatchingSocket:
-        target = f"{self.url}?room={self.document_name}"
-        try:
-            websocket = await websockets.connect(
-                target,
-                additional_headers={"Origin": self.origin, "Cookie": self._cookie},
-                max_size=self.max_message_bytes,
-                open_timeout=self.open_timeout,
-                create_connection=_DispatchingSocket,
-                user_agent_header="elynav-nb",
-                logger=_wire_logger,
-            )
-        except InvalidURI:
-            raise _ConnectionFailed(
-                InvalidInput("the collaboration URL is not valid"), retryable=False
-            ) from None
-        except TimeoutError:
-            error: ElynavError = SyncTimeout(
-                f"the collaboration server did not accept the connection within {self.open_timeout:g} s"
-            )
-            raise _ConnectionFailed(error, retryable=True) from None
-        except InvalidHandshake as handshake_error:
-            error = ServiceError(
-                f"the collaboration server refused the WebSocket upgrade ({type(handshake_error).__name__})"
-            )
-            raise _ConnectionFailed(error, retryable=True) from None
-        except OSError as os_error:
-            error = ServiceError(f"cannot reach the collaboration server ({type(os_error).__name__})")
-            raise _ConnectionFailed(error, retryable=True) from None
-        assert isinstance(websocket, _DispatchingSocket)
-        return websocket
-
-    async def _serve(self, websocket: _DispatchingSocket) -> None:
+    async def _serve(self, websocket: DispatchingSocket) -> None:
         """Run one socket until it closes; typed errors for fatal conditions.
 
         Incoming messages are handled synchronously as they arrive (``_receive``); a fatal one
@@ -686,7 +509,9 @@ class DocsConnection:
                     await task
         if self._socket_error is not None:
             raise self._socket_error
-        self._raise_for_close(websocket)
+        closed_by = close_error(websocket, self.max_message_bytes)
+        if closed_by is not None:
+            raise closed_by
 
     def _receive(self, message: bytes | str) -> None:
         """Handle one whole message from the server; a fatal one ends the socket with its error."""
@@ -699,7 +524,7 @@ class DocsConnection:
                 )
             if message == self._applied_frame:  # the commonest message, known by its bytes
                 self._acknowledge(applied=True)
-            elif not self._is_own_echo(message):  # our own update, broadcast back to us (§0 rule 8)
+            elif not self._sent.is_echo(message):  # our own update, broadcast back to us (§0 rule 8)
                 self._handle(decode_message(message))
         except ElynavError as error:
             self._socket_error = error
@@ -713,26 +538,6 @@ class DocsConnection:
         elif self._ready.is_set():
             self._ready_seen_on_socket = True
 
-    def _raise_for_close(self, websocket: ClientConnection) -> None:
-        if isinstance(websocket.protocol.parser_exc, PayloadTooBig):  # websockets closed it with 1009
-            raise response_too_large(
-                "receive a collaboration message", self.max_message_bytes, "max_message_bytes"
-            )
-        received = websocket.protocol.close_rcvd
-        code = received.code if received is not None else None
-        reason = received.reason if received is not None else ""
-        if code == _GATE_CLOSE_CODE:
-            if reason == "No cookies":
-                raise AuthRequired(
-                    "the collaboration server needs a cookie (docs_sessionid) to open the document"
-                )
-            raise NotAllowed(
-                "the collaboration server refused this Origin; use the instance's own origin",
-                details={"close_code": code, "close_reason": reason},
-            )
-        if code == _UNDECODABLE_CLOSE_CODE:
-            raise ProtocolError("the collaboration server could not decode a frame we sent (close 4401)")
-
     async def _write_loop(self, websocket: ClientConnection) -> None:
         while True:
             frame = await self._outbox.get()
@@ -741,8 +546,7 @@ class DocsConnection:
     async def _awareness_loop(self, websocket: ClientConnection) -> None:
         while True:
             if self.scope is not None:
-                self._awareness.set_local_state(dict(self._presence))  # a new clock: peers refresh it
-                update = self._awareness.encode_awareness_update([self._awareness.client_id])
+                update = self._presence.update()
                 await websocket.send(encode_message(AwarenessUpdate(self.document_name, update)))
                 await asyncio.sleep(self.awareness_interval)
             else:
@@ -783,9 +587,7 @@ class DocsConnection:
             self._start_handshake()
 
     def _apply_presence(self, update: bytes) -> None:
-        try:
-            self._awareness.apply_awareness_update(update, "remote")
-        except Exception:  # a peer's malformed presence must not end the document connection
+        if not self._presence.apply(update):  # a peer's malformed presence must not end the connection
             logger.debug("docs room %s: an awareness update could not be read", self.document_name)
             return
         _call_each(self._presence_listeners)

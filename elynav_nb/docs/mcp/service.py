@@ -27,7 +27,7 @@ from elynav_nb.docs.credentials import DocsCredentials
 from elynav_nb.docs.rest.documents import DocsRestClient, DocumentInfo
 from elynav_nb.docs.rest.tree_client import DocsTreeClient
 from elynav_nb.docs.session import DocsSession, SaveResult
-from elynav_nb.docs.session_pool import DocsSessionPool
+from elynav_nb.docs.session.pool import DocsSessionPool
 from elynav_nb.errors import AuthRequired, DocNotPublic, ElynavError, InvalidInput, NotAllowed
 
 __all__ = ["DocsToolService"]

@@ -22,22 +22,22 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from math import ceil
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from elynav_nb.sandbox.docs.collaboration import CollaborationHub
 from elynav_nb.sandbox.docs.store import SandboxDocument, SandboxStore, SandboxUser
-
-if TYPE_CHECKING:
-    from elynav_nb.sandbox.docs.server import DocsSandbox
 
 __all__ = [
     "MAX_PAGE_SIZE",
     "PAGE_SIZE",
+    "Handler",
+    "SandboxSite",
     "decode_content_or_error",
     "denied",
     "json_body",
@@ -54,6 +54,30 @@ NOT_AUTHENTICATED: Final = "Authentication credentials were not provided."
 PERMISSION_DENIED: Final = "You do not have permission to perform this action."
 
 ItemT = TypeVar("ItemT")
+
+
+class SandboxSite(Protocol):
+    """What the route modules use of a ``DocsSandbox``: it is handed to them, they never import
+    ``server`` (which imports them), so no module of the sandbox imports another in a circle."""
+
+    store: SandboxStore
+    hub: CollaborationHub
+    api_version: int
+    api_key: str
+    not_connected_read_only: bool
+    send_pings: bool
+
+    @property
+    def ws_url(self) -> str: ...
+
+    @property
+    def allowed_origins(self) -> tuple[str, ...]: ...
+
+    def user_of(self, request: Request) -> SandboxUser | None: ...
+
+
+Handler = Callable[[Request, SandboxSite], Awaitable[Response]]
+"""A REST route of the sandbox: the request and the sandbox in, Docs' answer out."""
 
 
 def json_error(status: int, detail: Any) -> JSONResponse:
@@ -90,7 +114,7 @@ async def json_body(request: Request) -> dict[str, Any] | Response:
 
 
 def permitted_document(
-    sandbox: DocsSandbox, request: Request, action: str
+    sandbox: SandboxSite, request: Request, action: str
 ) -> tuple[SandboxDocument, SandboxUser | None] | Response:
     """The document of the URL if ``action`` is allowed on it, else Docs' refusal."""
     store = sandbox.store
@@ -191,7 +215,7 @@ def _sort_value(document: SandboxDocument, field: str) -> Any:
 
 
 def websocket_flag_refusal(
-    sandbox: DocsSandbox, document: SandboxDocument, request: Request, flag: object
+    sandbox: SandboxSite, document: SandboxDocument, request: Request, flag: object
 ) -> Response | None:
     """Docs' "not connected => read-only" rule for REST writes (design note §3.4)."""
     if flag or not sandbox.not_connected_read_only:
@@ -207,7 +231,7 @@ def websocket_flag_refusal(
 
 
 async def write_body(
-    request: Request, sandbox: DocsSandbox, document: SandboxDocument
+    request: Request, sandbox: SandboxSite, document: SandboxDocument
 ) -> dict[str, Any] | Response:
     """The JSON body of a write, or the refusal: 400/415 for a bad body, 403 by the websocket-flag rule."""
     body = await json_body(request)

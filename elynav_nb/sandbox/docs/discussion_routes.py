@@ -25,17 +25,21 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from elynav_nb.sandbox.docs.abilities import format_datetime
-from elynav_nb.sandbox.docs.api_common import denied, json_body, json_error, paginate, permitted_document
+from elynav_nb.sandbox.docs.api_common import (
+    SandboxSite,
+    denied,
+    json_body,
+    json_error,
+    paginate,
+    permitted_document,
+)
 from elynav_nb.sandbox.docs.store import SandboxDocument, SandboxStore, SandboxUser, Version
-
-if TYPE_CHECKING:
-    from elynav_nb.sandbox.docs.server import DocsSandbox
 
 __all__ = ["DISCUSSION_ROUTES", "SandboxComment", "SandboxThread"]
 
@@ -134,7 +138,7 @@ def _thread_json(
 
 
 def _commentable(
-    sandbox: DocsSandbox, request: Request
+    sandbox: SandboxSite, request: Request
 ) -> tuple[SandboxDocument, SandboxUser | None] | Response:
     """``CommentPermission``: the document (404 "Document not found.") and its ``comment`` ability."""
     user = sandbox.user_of(request)
@@ -149,7 +153,7 @@ def _commentable(
     return document, user
 
 
-def _thread(sandbox: DocsSandbox, document: SandboxDocument, request: Request) -> SandboxThread | Response:
+def _thread(sandbox: SandboxSite, document: SandboxDocument, request: Request) -> SandboxThread | Response:
     thread_id = request.path_params.get("thread_id", "")
     for thread in sandbox.store.threads.get(document.id, []):
         if isinstance(thread, SandboxThread) and thread.id == thread_id:
@@ -165,7 +169,7 @@ def _body_or_error(body: dict[str, Any] | Response) -> Any:
     return body["body"]
 
 
-async def threads(request: Request, sandbox: DocsSandbox) -> Response:
+async def threads(request: Request, sandbox: SandboxSite) -> Response:
     found = _commentable(sandbox, request)
     if isinstance(found, Response):
         return found
@@ -184,7 +188,7 @@ async def threads(request: Request, sandbox: DocsSandbox) -> Response:
     return JSONResponse(_thread_json(store, document, thread, user), status_code=201)
 
 
-async def thread_detail(request: Request, sandbox: DocsSandbox) -> Response:
+async def thread_detail(request: Request, sandbox: SandboxSite) -> Response:
     found = _commentable(sandbox, request) if request.method == "GET" else _document_only(sandbox, request)
     if isinstance(found, Response):
         return found
@@ -202,7 +206,7 @@ async def thread_detail(request: Request, sandbox: DocsSandbox) -> Response:
 
 
 def _document_only(
-    sandbox: DocsSandbox, request: Request
+    sandbox: SandboxSite, request: Request
 ) -> tuple[SandboxDocument, SandboxUser | None] | Response:
     user = sandbox.user_of(request)
     document = sandbox.store.get_document(request.path_params["document_id"])
@@ -212,7 +216,7 @@ def _document_only(
 
 
 def _resolution(resolved: bool) -> Any:
-    async def handler(request: Request, sandbox: DocsSandbox) -> Response:
+    async def handler(request: Request, sandbox: SandboxSite) -> Response:
         found = _document_only(sandbox, request)
         if isinstance(found, Response):
             return found
@@ -232,7 +236,7 @@ def _resolution(resolved: bool) -> Any:
     return handler
 
 
-async def comments(request: Request, sandbox: DocsSandbox) -> Response:
+async def comments(request: Request, sandbox: SandboxSite) -> Response:
     found = _commentable(sandbox, request)
     if isinstance(found, Response):
         return found
@@ -253,7 +257,7 @@ async def comments(request: Request, sandbox: DocsSandbox) -> Response:
     return JSONResponse(_comment_json(store, document, comment, user), status_code=201)
 
 
-async def reactions(request: Request, sandbox: DocsSandbox) -> Response:
+async def reactions(request: Request, sandbox: SandboxSite) -> Response:
     found = _document_only(sandbox, request)
     if isinstance(found, Response):
         return found
@@ -300,7 +304,7 @@ def _version_json(version: Version, *, latest: bool) -> dict[str, Any]:
     }
 
 
-async def versions(request: Request, sandbox: DocsSandbox) -> Response:
+async def versions(request: Request, sandbox: SandboxSite) -> Response:
     if sandbox.user_of(request) is None:
         return json_error(403, "Authentication required.")
     found = permitted_document(sandbox, request, "versions_list")
@@ -331,7 +335,7 @@ async def versions(request: Request, sandbox: DocsSandbox) -> Response:
     )
 
 
-async def version_detail(request: Request, sandbox: DocsSandbox) -> Response:
+async def version_detail(request: Request, sandbox: SandboxSite) -> Response:
     found = permitted_document(sandbox, request, "versions_retrieve")
     if isinstance(found, Response):
         return found

@@ -18,8 +18,7 @@ How data flows: request -> ``permitted_document`` -> ``json_body`` -> ``lifecycl
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -27,6 +26,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from elynav_nb.sandbox.docs import tree_routes as reads
 from elynav_nb.sandbox.docs.abilities import document_json
 from elynav_nb.sandbox.docs.api_common import (
+    Handler,
+    SandboxSite,
     decode_content_or_error,
     denied,
     json_body,
@@ -46,17 +47,13 @@ from elynav_nb.sandbox.docs.lifecycle import (
 from elynav_nb.sandbox.docs.store import SandboxDocument, SandboxUser
 from elynav_nb.sandbox.docs.tree import InvalidMove, OrphanedParent
 
-if TYPE_CHECKING:
-    from elynav_nb.sandbox.docs.server import DocsSandbox
-
 __all__ = ["TREE_ROUTES", "Handler"]
 
-Handler = Callable[[Request, "DocsSandbox"], Awaitable[Response]]
 API: Final = "/api/v1.0"
 _CHILD_POSITIONS: Final = ("first-child", "last-child")
 
 
-def _created(sandbox: DocsSandbox, document: SandboxDocument, user: SandboxUser | None) -> Response:
+def _created(sandbox: SandboxSite, document: SandboxDocument, user: SandboxUser | None) -> Response:
     """201 with the document as Docs serialises a new instance: no ``is_favorite``."""
     return JSONResponse(document_json(sandbox.store, document, user, favorite=None), status_code=201)
 
@@ -65,7 +62,7 @@ def _server_error() -> Response:
     return PlainTextResponse("Server Error (500)", status_code=500)
 
 
-async def _new_document_fields(request: Request, sandbox: DocsSandbox) -> dict[str, Any] | Response:
+async def _new_document_fields(request: Request, sandbox: SandboxSite) -> dict[str, Any] | Response:
     body = await json_body(request)
     if isinstance(body, Response):
         return body
@@ -78,7 +75,7 @@ async def _new_document_fields(request: Request, sandbox: DocsSandbox) -> dict[s
     return fields
 
 
-async def create_document(request: Request, sandbox: DocsSandbox) -> Response:
+async def create_document(request: Request, sandbox: SandboxSite) -> Response:
     user = sandbox.user_of(request)
     if user is None:
         return denied(user)
@@ -91,7 +88,7 @@ async def create_document(request: Request, sandbox: DocsSandbox) -> Response:
     return _created(sandbox, document, user)
 
 
-async def create_child(request: Request, sandbox: DocsSandbox) -> Response:
+async def create_child(request: Request, sandbox: SandboxSite) -> Response:
     found = permitted_document(sandbox, request, "children_create")
     if isinstance(found, Response):
         return found
@@ -112,7 +109,7 @@ async def create_child(request: Request, sandbox: DocsSandbox) -> Response:
     return _created(sandbox, child, user)
 
 
-async def update_document(request: Request, sandbox: DocsSandbox) -> Response:
+async def update_document(request: Request, sandbox: SandboxSite) -> Response:
     action = "partial_update" if request.method == "PATCH" else "update"
     found = permitted_document(sandbox, request, action)
     if isinstance(found, Response):
@@ -145,7 +142,7 @@ async def update_document(request: Request, sandbox: DocsSandbox) -> Response:
     return JSONResponse(sandbox.store.document_json(document, user, with_content=v4))
 
 
-async def delete_document(request: Request, sandbox: DocsSandbox) -> Response:
+async def delete_document(request: Request, sandbox: SandboxSite) -> Response:
     found = permitted_document(sandbox, request, "destroy")
     if isinstance(found, Response):
         return found
@@ -155,7 +152,7 @@ async def delete_document(request: Request, sandbox: DocsSandbox) -> Response:
     return Response(status_code=204)
 
 
-async def move(request: Request, sandbox: DocsSandbox) -> Response:
+async def move(request: Request, sandbox: SandboxSite) -> Response:
     found = permitted_document(sandbox, request, "move")
     if isinstance(found, Response):
         return found
@@ -192,7 +189,7 @@ async def move(request: Request, sandbox: DocsSandbox) -> Response:
     return JSONResponse({"message": "Document moved successfully."})
 
 
-async def duplicate(request: Request, sandbox: DocsSandbox) -> Response:
+async def duplicate(request: Request, sandbox: SandboxSite) -> Response:
     if sandbox.user_of(request) is None:
         return denied(None)
     found = permitted_document(sandbox, request, "duplicate")
@@ -222,7 +219,7 @@ async def duplicate(request: Request, sandbox: DocsSandbox) -> Response:
     return JSONResponse({"id": copy.id}, status_code=201)
 
 
-async def restore(request: Request, sandbox: DocsSandbox) -> Response:
+async def restore(request: Request, sandbox: SandboxSite) -> Response:
     found = permitted_document(sandbox, request, "restore")
     if isinstance(found, Response):
         return found
@@ -234,7 +231,7 @@ async def restore(request: Request, sandbox: DocsSandbox) -> Response:
     return JSONResponse({"detail": "Document has been successfully restored."})
 
 
-async def favorite(request: Request, sandbox: DocsSandbox) -> Response:
+async def favorite(request: Request, sandbox: SandboxSite) -> Response:
     found = permitted_document(sandbox, request, "favorite")
     if isinstance(found, Response):
         return found
@@ -254,7 +251,7 @@ async def favorite(request: Request, sandbox: DocsSandbox) -> Response:
 
 
 def _by_method(handlers: dict[str, Handler]) -> Handler:
-    async def dispatch(request: Request, sandbox: DocsSandbox) -> Response:
+    async def dispatch(request: Request, sandbox: SandboxSite) -> Response:
         handler = handlers.get(request.method)
         if handler is None:
             return json_error(405, f'Method "{request.method}" not allowed.')

@@ -20,17 +20,15 @@ token names.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Sequence
+from typing import Any, Final
 
 import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from elynav_nb.sandbox.docs.api_common import Handler, SandboxSite
 from elynav_nb.sandbox.docs.store import SandboxUser
-
-if TYPE_CHECKING:
-    from elynav_nb.sandbox.docs.server import DocsSandbox
 
 __all__ = ["EXTERNAL_API", "ResourceServer"]
 
@@ -102,9 +100,6 @@ def _failed(detail: str) -> JSONResponse:
     )
 
 
-Handler = Callable[[Request, "DocsSandbox"], Awaitable[Response]]
-
-
 def external_routes(
     routes: Sequence[tuple[str, Handler, list[str]]],
 ) -> list[tuple[str, Handler, list[str]]]:
@@ -123,7 +118,7 @@ def external_routes(
 
 
 def _only(handler: Handler, allowed: set[str]) -> Handler:
-    async def endpoint(request: Request, sandbox: DocsSandbox) -> Response:
+    async def endpoint(request: Request, sandbox: SandboxSite) -> Response:
         if request.method not in allowed:  # ResourceServerClientPermission: not an external action
             return JSONResponse(
                 {"detail": "You do not have permission to perform this action."}, status_code=403

@@ -1,13 +1,18 @@
 """``DocsSandbox``: a local La Suite Docs stand-in (REST + collaboration WebSocket) on one port.
 
 Where it sits: the embedded default Docs instance of elynav_nb's notebooks and tests, and the
-``elynav sandbox docs --port N`` command. It serves a Starlette app with uvicorn; the state lives in
-``store.SandboxStore`` and the live rooms in ``collaboration.CollaborationHub``.
+``elynav sandbox docs --port N`` command. It serves a Starlette app with uvicorn (``build_app``
+mounts the route modules); the state lives in ``store.SandboxStore`` and the live rooms in
+``collaboration.CollaborationHub``. This module holds the instance (its settings, users and
+sessions, the checks every REST request passes: caller, CSRF, throttle) and its life cycle.
 
 How data flows::
 
-    REST  /api/v1.0/...             -> routes below -> SandboxStore (content stored only by PATCH)
-    WS    /collaboration/ws/?room=  -> gate (Origin allowlist, Cookie) -> CollaborationHub
+    REST  /api/v1.0/...             -> caller, CSRF, throttle (here) -> a route module
+                                       (``document_routes``, ``tree_routes``, ``lifecycle_routes``,
+                                       ``discussion_routes``) -> SandboxStore (content only by PATCH)
+    WS    /collaboration/ws/?room=  -> ``collaboration_routes``: gate (Origin allowlist, Cookie)
+                                       -> CollaborationHub (which asks ``_authorize`` here)
     HTTP  /collaboration/api/...    -> reset-connections, get-connections (API key); /ping
 
 Use it in-process::
@@ -39,7 +44,6 @@ every half ``collaboration_timeout``.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import secrets
 import time
@@ -51,19 +55,19 @@ import uvicorn
 from pycrdt import XmlFragment
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
-from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from elynav_nb.docs.credentials import DocsCredentials
-from elynav_nb.docs.live.frames import Ping, encode_message
 from elynav_nb.errors import InvalidInput, ServiceError
-from elynav_nb.sandbox.docs.api_common import decode_content_or_error, json_body, write_body
-from elynav_nb.sandbox.docs.collaboration import CollaborationHub, SocketSession
+from elynav_nb.sandbox.docs import collaboration_routes as collaboration
+from elynav_nb.sandbox.docs import document_routes as documents
+from elynav_nb.sandbox.docs.api_common import Handler, json_error
+from elynav_nb.sandbox.docs.collaboration import CollaborationHub
 from elynav_nb.sandbox.docs.discussion_routes import DISCUSSION_ROUTES
 from elynav_nb.sandbox.docs.lifecycle_routes import TREE_ROUTES
 from elynav_nb.sandbox.docs.resource_server import ResourceServer, external_routes
-from elynav_nb.sandbox.docs.store import LINK_REACHES, LINK_ROLES, SandboxDocument, SandboxStore, SandboxUser
+from elynav_nb.sandbox.docs.store import SandboxDocument, SandboxStore, SandboxUser
 from elynav_nb.sandbox.docs.throttle import UserThrottle, throttled_detail
 
 __all__ = ["DocsSandbox", "build_app"]
@@ -80,36 +84,6 @@ def _cookies(header: str) -> dict[str, str]:
         if name:
             cookies[name] = value
     return cookies
-
-
-def _json_error(status: int, detail: str) -> JSONResponse:
-    return JSONResponse({"detail": detail}, status_code=status)
-
-
-class _SocketAdapter:
-    """Serialises the hub's sends on one Starlette WebSocket through a queue and a writer task."""
-
-    def __init__(self, websocket: WebSocket) -> None:
-        self.websocket = websocket
-        self.outgoing: asyncio.Queue[bytes | tuple[int, str]] = asyncio.Queue()
-        self.closing = False
-
-    def send(self, frame: bytes) -> None:
-        if not self.closing:
-            self.outgoing.put_nowait(frame)
-
-    def close(self, code: int, reason: str) -> None:
-        if not self.closing:
-            self.closing = True
-            self.outgoing.put_nowait((code, reason))
-
-    async def write_loop(self) -> None:
-        while True:
-            item = await self.outgoing.get()
-            if isinstance(item, tuple):
-                await self.websocket.close(code=item[0], reason=item[1])
-                return
-            await self.websocket.send_bytes(item)
 
 
 class _EmbeddedServer(uvicorn.Server):
@@ -343,15 +317,15 @@ class DocsSandbox:
             return None  # a bearer token: no session, no CSRF
         cookie_token = request.cookies.get("csrftoken")
         if not cookie_token or request.headers.get("x-csrftoken") != cookie_token:
-            return _json_error(403, "CSRF Failed: CSRF token missing or incorrect.")
+            return json_error(403, "CSRF Failed: CSRF token missing or incorrect.")
         origin = request.headers.get("origin")
         if origin is not None:
             if origin not in self.allowed_origins:
-                return _json_error(403, "CSRF Failed: Origin checking failed.")
+                return json_error(403, "CSRF Failed: Origin checking failed.")
         else:
             referer = request.headers.get("referer", "")
             if not any(referer.startswith(allowed + "/") for allowed in self.allowed_origins):
-                return _json_error(403, "CSRF Failed: Referer checking failed.")
+                return json_error(403, "CSRF Failed: Referer checking failed.")
         return None
 
     @staticmethod
@@ -380,8 +354,6 @@ class DocsSandbox:
 # =============================================================================================
 # The ASGI app
 # =============================================================================================
-
-Handler = Callable[[Request, DocsSandbox], Awaitable[Response]]
 
 
 def build_app(sandbox: DocsSandbox) -> Starlette:
@@ -419,227 +391,39 @@ def build_app(sandbox: DocsSandbox) -> Starlette:
     own_routes: list[tuple[str, Handler, list[str]]] = [
         *TREE_ROUTES,
         *DISCUSSION_ROUTES,
-        (f"{API}/documents/{{document_id}}/content/", _content, ["GET", "PATCH"]),
-        (f"{API}/users/me/", _users_me, ["GET"]),
+        (f"{API}/documents/{{document_id}}/content/", documents.content, ["GET", "PATCH"]),
+        (f"{API}/users/me/", documents.users_me, ["GET"]),
     ]
     routes = [
         *[
             Route(path, token_route(handler, document_scope=not path.endswith("/users/me/")), methods=methods)
             for path, handler, methods in external_routes(own_routes)
         ],
-        Route(f"{API}/config/", route(_config, document_scope=False), methods=["GET"]),
-        Route(f"{API}/users/me/", route(_users_me, document_scope=False), methods=["GET"]),
+        Route(f"{API}/config/", route(documents.config, document_scope=False), methods=["GET"]),
+        Route(f"{API}/users/me/", route(documents.users_me, document_scope=False), methods=["GET"]),
         *[Route(path, route(handler), methods=methods) for path, handler, methods in TREE_ROUTES],
         *[Route(path, route(handler), methods=methods) for path, handler, methods in DISCUSSION_ROUTES],
-        Route(f"{API}/documents/{{document_id}}/content/", route(_content), methods=["GET", "PATCH"]),
+        Route(
+            f"{API}/documents/{{document_id}}/content/", route(documents.content), methods=["GET", "PATCH"]
+        ),
         Route(
             f"{API}/documents/{{document_id}}/link-configuration/",
-            route(_link_configuration),
+            route(documents.link_configuration),
             methods=["PUT"],
         ),
-        Route(f"{API}/documents/{{document_id}}/can-edit/", route(_can_edit), methods=["GET"]),
-        Route("/collaboration/api/reset-connections/", _reset_connections(sandbox), methods=["POST"]),
-        Route("/collaboration/api/get-connections/", _get_connections(sandbox), methods=["GET"]),
-        Route("/ping", _ping, methods=["GET"]),
-        WebSocketRoute("/collaboration/ws/", _collaboration_socket(sandbox)),
-        Route("/collaboration/{rest:path}", _forbidden, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
+        Route(f"{API}/documents/{{document_id}}/can-edit/", route(documents.can_edit), methods=["GET"]),
+        Route(
+            "/collaboration/api/reset-connections/",
+            collaboration.reset_connections(sandbox),
+            methods=["POST"],
+        ),
+        Route("/collaboration/api/get-connections/", collaboration.get_connections(sandbox), methods=["GET"]),
+        Route("/ping", collaboration.ping, methods=["GET"]),
+        WebSocketRoute("/collaboration/ws/", collaboration.collaboration_socket(sandbox)),
+        Route(
+            "/collaboration/{rest:path}",
+            collaboration.forbidden,
+            methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+        ),
     ]
     return Starlette(routes=routes)
-
-
-async def _ping(request: Request) -> Response:
-    return JSONResponse({"message": "pong"})
-
-
-async def _forbidden(request: Request) -> Response:
-    return JSONResponse({"error": "Forbidden"}, status_code=403)
-
-
-async def _config(request: Request, sandbox: DocsSandbox) -> Response:
-    release = "v5.4.1" if sandbox.api_version >= 5 else "v4.8.6"
-    return JSONResponse(
-        {
-            "RELEASE_VERSION": release,
-            "COLLABORATION_WS_URL": sandbox.ws_url,
-            "COLLABORATION_WS_NOT_CONNECTED_READ_ONLY": sandbox.not_connected_read_only,
-            "COLLABORATION_WS_INACTIVITY_TIMEOUT": 30000,
-            "LANGUAGES": [["en-us", "English"], ["fr-fr", "Français"]],
-            "ENVIRONMENT": "sandbox",
-        }
-    )
-
-
-async def _users_me(request: Request, sandbox: DocsSandbox) -> Response:
-    user = sandbox.user_of(request)
-    if user is None:
-        return _json_error(401, "Authentication credentials were not provided.")
-    return JSONResponse(user.as_json())
-
-
-def _retrievable_document(
-    request: Request, sandbox: DocsSandbox
-) -> tuple[SandboxDocument, SandboxUser | None] | Response:
-    """The document named by the URL and the caller, or the 404/401/403 answer that refuses it."""
-    user = sandbox.user_of(request)
-    document = sandbox.store.get_document(request.path_params["document_id"])
-    refusal = _missing_or_denied(sandbox, document, user)
-    if refusal is not None:
-        return refusal
-    assert document is not None
-    return document, user
-
-
-def _missing_or_denied(
-    sandbox: DocsSandbox, document: SandboxDocument | None, user: SandboxUser | None
-) -> Response | None:
-    if document is None:
-        return _json_error(404, "No Document matches the given query.")
-    if not sandbox.store.abilities(document, user)["retrieve"]:
-        if user is None:
-            return _json_error(401, "Authentication credentials were not provided.")
-        return _json_error(403, "You do not have permission to perform this action.")
-    return None
-
-
-async def _content(request: Request, sandbox: DocsSandbox) -> Response:
-    if sandbox.api_version < 5:
-        return _json_error(404, "Not found.")
-    found = _retrievable_document(request, sandbox)
-    if isinstance(found, Response):
-        return found
-    document, user = found
-    if request.method == "GET":
-        etag = SandboxStore.content_etag(document)
-        if request.headers.get("if-none-match") == etag:
-            return Response(status_code=304, headers={"ETag": etag})
-        encoded = base64.b64encode(document.content).decode("ascii") if document.content else ""
-        return PlainTextResponse(encoded, headers={"ETag": etag, "Last-Modified": document.updated_at})
-    if not sandbox.store.abilities(document, user)["content_patch"]:
-        return _json_error(403, "You do not have permission to perform this action.")
-    body = await write_body(request, sandbox, document)
-    if isinstance(body, Response):
-        return body
-    decoded = decode_content_or_error(body)
-    if isinstance(decoded, Response):
-        return decoded
-    sandbox.store.save_content(document, decoded)
-    return Response(status_code=204)
-
-
-async def _link_configuration(request: Request, sandbox: DocsSandbox) -> Response:
-    found = _retrievable_document(request, sandbox)
-    if isinstance(found, Response):
-        return found
-    document, user = found
-    if not sandbox.store.abilities(document, user)["link_configuration"]:
-        return _json_error(403, "You do not have permission to perform this action.")
-    body = await json_body(request)
-    if isinstance(body, Response):
-        return body
-    reach, role = body.get("link_reach"), body.get("link_role")
-    if reach not in LINK_REACHES or role not in LINK_ROLES:
-        return JSONResponse({"link_reach": ["invalid choice"]}, status_code=400)
-    document.link_reach, document.link_role = str(reach), str(role)
-    sandbox.hub.reset(document.id)  # Docs resets the room's connections after a link change
-    return JSONResponse({"link_reach": reach, "link_role": role})
-
-
-async def _can_edit(request: Request, sandbox: DocsSandbox) -> Response:
-    found = _retrievable_document(request, sandbox)
-    if isinstance(found, Response):
-        return found
-    document, user = found
-    return JSONResponse({"can_edit": sandbox.store.abilities(document, user)["update"]})
-
-
-def _api_key_ok(request: Request, sandbox: DocsSandbox) -> bool:
-    given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-    return secrets.compare_digest(given, sandbox.api_key)
-
-
-def _reset_connections(sandbox: DocsSandbox) -> Callable[[Request], Awaitable[Response]]:
-    async def endpoint(request: Request) -> Response:
-        if not _api_key_ok(request, sandbox):
-            return JSONResponse({"error": "Forbidden"}, status_code=403)
-        room = request.query_params.get("room")
-        if not room:
-            return JSONResponse({"error": "Room name not provided"}, status_code=400)
-        sandbox.hub.reset(room)
-        return JSONResponse({"message": "Connections reset"})
-
-    return endpoint
-
-
-def _get_connections(sandbox: DocsSandbox) -> Callable[[Request], Awaitable[Response]]:
-    async def endpoint(request: Request) -> Response:
-        if not _api_key_ok(request, sandbox):
-            return JSONResponse({"error": "Forbidden"}, status_code=403)
-        counts = sandbox.hub.connection_counts(
-            request.query_params.get("room", ""), request.query_params.get("sessionKey")
-        )
-        if counts is None:
-            return JSONResponse({"error": "Room not found"}, status_code=404)
-        return JSONResponse(counts)
-
-    return endpoint
-
-
-async def _watch_idle(
-    session: SocketSession, adapter: _SocketAdapter, timeout: float, send_pings: bool
-) -> None:
-    """Hocuspocus 4's check every ``timeout``: close an idle socket (4408); pings every half ``timeout``."""
-    half_ticks = 0
-    while not session.closed:
-        await asyncio.sleep(timeout / 2)
-        half_ticks += 1
-        if half_ticks % 2 == 0 and session.idle_expired(time.monotonic()):
-            session.time_out()
-            return
-        if send_pings:
-            adapter.send(encode_message(Ping()))
-
-
-def _collaboration_socket(sandbox: DocsSandbox) -> Callable[[WebSocket], Awaitable[None]]:
-    async def endpoint(websocket: WebSocket) -> None:
-        await websocket.accept()  # the y-provider closes after the upgrade, never before
-        origin = websocket.headers.get("origin")
-        if not origin or origin not in sandbox.allowed_origins:
-            await websocket.close(code=4001, reason="Origin not allowed")
-            return
-        cookie = websocket.headers.get("cookie", "")
-        if not cookie.strip():
-            await websocket.close(code=4001, reason="No cookies")
-            return
-        adapter = _SocketAdapter(websocket)
-        session: SocketSession = sandbox.hub.attach(adapter, websocket.query_params.get("room", ""), cookie)
-        loop = asyncio.get_running_loop()
-        writer = loop.create_task(adapter.write_loop())
-        watcher = None
-        if sandbox.hub.timeout is not None:
-            watcher = loop.create_task(_watch_idle(session, adapter, sandbox.hub.timeout, sandbox.send_pings))
-        try:
-            while not writer.done():
-                received = await websocket.receive()
-                if received["type"] == "websocket.disconnect":
-                    break
-                data = received.get("bytes")
-                if data is None:
-                    adapter.close(4401, "Unauthorized")  # Hocuspocus frames are binary
-                    break
-                await session.receive(data)
-                if session.closed:
-                    break
-        except WebSocketDisconnect:
-            pass
-        finally:
-            if watcher is not None:
-                watcher.cancel()
-            session.disconnect()
-            if adapter.closing:  # let the writer send what is queued, then the close frame
-                with contextlib.suppress(asyncio.CancelledError, TimeoutError, Exception):
-                    await asyncio.wait_for(asyncio.shield(writer), 1.0)
-            writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await writer
-
-    return endpoint

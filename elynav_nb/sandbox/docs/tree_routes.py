@@ -23,18 +23,22 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from elynav_nb.sandbox.docs.abilities import LinkDefinition, document_json, title_matches
-from elynav_nb.sandbox.docs.api_common import denied, json_error, ordered, paginate, permitted_document
+from elynav_nb.sandbox.docs.api_common import (
+    SandboxSite,
+    denied,
+    json_error,
+    ordered,
+    paginate,
+    permitted_document,
+)
 from elynav_nb.sandbox.docs.store import SandboxDocument, SandboxStore, SandboxUser
 from elynav_nb.sandbox.docs.tree import STEP_LENGTH, filter_root_paths, parent_path
-
-if TYPE_CHECKING:
-    from elynav_nb.sandbox.docs.server import DocsSandbox
 
 __all__ = [
     "all_documents",
@@ -126,7 +130,7 @@ def _under_any(path: str, prefixes: set[str]) -> str | None:
     return None
 
 
-async def list_documents(request: Request, sandbox: DocsSandbox) -> Response:
+async def list_documents(request: Request, sandbox: SandboxSite) -> Response:
     store, user = sandbox.store, sandbox.user_of(request)
     candidates = _list_filtered(request, store, user, _readable_documents(store, user))
     highest = set(_highest_paths(candidates))
@@ -136,7 +140,7 @@ async def list_documents(request: Request, sandbox: DocsSandbox) -> Response:
     return paginate(request, documents, _renderer(store, user))
 
 
-async def all_documents(request: Request, sandbox: DocsSandbox) -> Response:
+async def all_documents(request: Request, sandbox: SandboxSite) -> Response:
     store, user = sandbox.store, sandbox.user_of(request)
     accessible = {document.path for document in _readable_documents(store, user)}
     if not accessible:
@@ -151,7 +155,7 @@ async def all_documents(request: Request, sandbox: DocsSandbox) -> Response:
     return paginate(request, documents, _renderer(store, user))
 
 
-async def search_documents(request: Request, sandbox: DocsSandbox) -> Response:
+async def search_documents(request: Request, sandbox: SandboxSite) -> Response:
     store, user = sandbox.store, sandbox.user_of(request)
     if "q" not in request.query_params:
         return JSONResponse({"q": ["This field is required."]}, status_code=400)
@@ -180,7 +184,7 @@ async def search_documents(request: Request, sandbox: DocsSandbox) -> Response:
     return paginate(request, found, render_with_parent)
 
 
-def _search_descendants(request: Request, sandbox: DocsSandbox, parent_id: str) -> Response:
+def _search_descendants(request: Request, sandbox: SandboxSite, parent_id: str) -> Response:
     store, user = sandbox.store, sandbox.user_of(request)
     parent = store.find_document(parent_id)
     if parent is None:
@@ -204,7 +208,7 @@ def _search_descendants(request: Request, sandbox: DocsSandbox, parent_id: str) 
     return paginate(request, _title_filtered(request, found), render_with_parent)
 
 
-async def descendants_v4(request: Request, sandbox: DocsSandbox) -> Response:
+async def descendants_v4(request: Request, sandbox: SandboxSite) -> Response:
     """Docs 4.x's ``GET documents/{id}/descendants/`` (gone in 5.0: 404 there)."""
     if sandbox.api_version >= 5:
         return json_error(404, "Not found.")
@@ -216,7 +220,7 @@ async def descendants_v4(request: Request, sandbox: DocsSandbox) -> Response:
     return paginate(request, _title_filtered(request, below), _renderer(sandbox.store, user))
 
 
-async def retrieve_document(request: Request, sandbox: DocsSandbox) -> Response:
+async def retrieve_document(request: Request, sandbox: SandboxSite) -> Response:
     found = permitted_document(sandbox, request, "retrieve")
     if isinstance(found, Response):
         return found
@@ -226,7 +230,7 @@ async def retrieve_document(request: Request, sandbox: DocsSandbox) -> Response:
     return JSONResponse(sandbox.store.document_json(document, user, with_content=sandbox.api_version < 5))
 
 
-async def children_list(request: Request, sandbox: DocsSandbox) -> Response:
+async def children_list(request: Request, sandbox: SandboxSite) -> Response:
     found = permitted_document(sandbox, request, "children_list")
     if isinstance(found, Response):
         return found
@@ -241,7 +245,7 @@ def _readable_per_se(document: SandboxDocument, user: SandboxUser | None) -> boo
     return user.id in document.accesses or document.link_reach != "restricted"
 
 
-async def document_tree(request: Request, sandbox: DocsSandbox) -> Response:
+async def document_tree(request: Request, sandbox: SandboxSite) -> Response:
     store, user = sandbox.store, sandbox.user_of(request)
     try:
         document_id = str(uuid.UUID(request.path_params["document_id"]))
@@ -294,7 +298,7 @@ async def document_tree(request: Request, sandbox: DocsSandbox) -> Response:
     return JSONResponse(top)
 
 
-async def trashbin(request: Request, sandbox: DocsSandbox) -> Response:
+async def trashbin(request: Request, sandbox: SandboxSite) -> Response:
     store, user = sandbox.store, sandbox.user_of(request)
     render = _renderer(store, user, annotated=False)
     if user is None:
@@ -313,7 +317,7 @@ async def trashbin(request: Request, sandbox: DocsSandbox) -> Response:
     return paginate(request, ordered(request, trashed, ("deleted_at",), ("-deleted_at",)), render)
 
 
-async def favorite_list(request: Request, sandbox: DocsSandbox) -> Response:
+async def favorite_list(request: Request, sandbox: SandboxSite) -> Response:
     store, user = sandbox.store, sandbox.user_of(request)
     if user is None:
         return denied(user)

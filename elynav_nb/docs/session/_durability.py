@@ -1,9 +1,10 @@
 """What makes a Docs edit durable, and what happens to edits that are not yet.
 
-Where it sits: internal to ``elynav_nb.docs``, beside ``session`` (which registers each open
-session here). Docs' collaboration server keeps rooms in memory only (no ``onStoreDocument``): an
-edit the server acknowledged is **live**, not saved; only the REST save (``PATCH .../content/``)
-makes it **durable**. This module holds the two last resorts for live edits that were never saved:
+Where it sits: internal to ``docs/session/``: ``DocsSession`` registers each open session here,
+and ``_saving`` uses the retry rules (``transient``, ``next_wait``) and the kept files. Docs'
+collaboration server keeps rooms in memory only (no ``onStoreDocument``): an edit the server
+acknowledged is **live**, not saved; only the REST save (``PATCH .../content/``) makes it
+**durable**. This module holds the two last resorts for live edits that were never saved:
 
 - ``save_all_at_exit`` (``atexit``, as the agents' reaper ends CLIs): every open session with
   unsaved edits is saved synchronously (``DocsRestClient.save_content_blocking``, no event loop
@@ -33,7 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from elynav_nb.errors import ElynavError, RateLimited, ServiceError
+from pycrdt import Doc
+
+from elynav_nb.errors import ElynavError, InvalidInput, RateLimited, ServiceError
 
 __all__ = [
     "EXIT_SAVE_PATIENCE",
@@ -42,6 +45,7 @@ __all__ = [
     "forget_kept_state",
     "kept_state_directory",
     "keep_state",
+    "merge_kept_state",
     "next_wait",
     "read_kept_state",
     "register",
@@ -205,3 +209,12 @@ def read_kept_state(path: str | Path) -> tuple[dict[str, Any], bytes]:
     if not isinstance(note, dict):
         raise ValueError("the note beside a kept Docs state is not a JSON object")
     return note, state_path.read_bytes()
+
+
+def merge_kept_state(ydoc: Doc[Any], state: bytes) -> None:
+    """Merge a kept state into a live document, as a local change (sent to the room like any write)."""
+    try:
+        with ydoc.transaction():
+            ydoc.apply_update(state)
+    except Exception:  # pycrdt says ValueError; whatever it says, the file is not a Yjs state
+        raise InvalidInput("the kept file is not a Yjs state") from None

@@ -1,7 +1,7 @@
 """``DocsSessionPool``: one open ``DocsSession`` per document, closed on its own after ``idle_ttl``.
 
-Where it sits: used by ``elynav mcp docs`` (``mcp.service``) and by scripts that touch many
-documents. ``get(link_or_id)`` opens a session (or reopens one that failed) and marks it used; a
+Where it sits: beside ``DocsSession`` in ``docs/session/``; used by ``elynav mcp docs``
+(``mcp.service``) and by scripts that touch many documents. ``get(link_or_id)`` opens a session (or reopens one that failed) and marks it used; a
 reaper task closes the sessions left idle; ``close_all()`` closes everything (saving what is unsaved).
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from elynav_nb.docs.addressing import parse_docs_url
 from elynav_nb.docs.credentials import DocsCredentials
-from elynav_nb.docs.session import DocsSession
+from elynav_nb.docs.session.docs_session import DocsSession
 from elynav_nb.errors import ElynavError
 
 __all__ = ["DocsSessionPool"]

@@ -1,8 +1,11 @@
 """``DocsSession``: one live La Suite Docs document, notebook-first (awaitable, displayable, tabular).
 
-Where it sits: the public face of ``elynav_nb.docs``. It wires the pure layers (``addressing``,
-``blocknote``, ``credentials``) to the I/O layers (``rest.DocsRestClient``, ``connection.DocsConnection``)
-in the order of design note §7; the MCP server and notebooks use only this module.
+Where it sits: the public face of ``elynav_nb.docs`` (``docs/session/``, above the layer folders).
+It wires the pure layers (``addressing``, ``blocknote``, ``credentials``) to the I/O layers
+(``rest.DocsRestClient``, ``live.connection.DocsConnection``) in the order of design note §7; the
+MCP server and notebooks use only this class. Its parts, internal to ``docs/session/``: the opening
+(``_opening``), the owner task (``_operations``), the saves (``_saving``, ``_durability``), what it
+tells about changes (``_changes``) and how it shows itself (``_view``).
 
 How data flows::
 
@@ -15,37 +18,30 @@ How data flows::
         -> a debounced REST save of the full state ({"content", "websocket": true})
         (whole markdown: ``blocknote.builder`` and ``section_diff`` over ``markdown.blocks``)
     doc.blocks / doc.to_markdown() / doc.to_frame() / doc.watch()   (reads of the live Doc)
+    doc.people()   the room's awareness states, cursors placed in their blocks (``live.presence``)
     doc.add_change_listener(f)   f() after a remote edit, an acked write, a save, closing (live views)
     await doc.close()   flush, final save, close the socket
     DocsSession.open_sync(...) / doc.insert_block_sync(...) / ... / doc.close_sync()
         the same calls for scripts, run on elynav_nb's private loop (``_sync.run_sync``)
 
-The final save also covers changes received from people since our last save (when we may write):
-a browser saves its own edits only every 60 s, and the room forgets everything when it empties.
-
-Sessions span notebook cells: one owner task runs every operation (writes, saves, close) from a
-queue, so no cell ever holds a scope another cell must exit (notebook-patterns §3.2). Anonymous
-sessions edit live but cannot save: ``save()`` says so in its result, and so does the repr.
-``session_pool.DocsSessionPool`` keeps sessions open per document and closes them after an idle TTL.
+Sessions span notebook cells (one owner task runs every operation: ``_operations``); saves also
+cover what people wrote since ours (``_saving``); anonymous sessions edit live but cannot save.
+``pool.DocsSessionPool`` keeps sessions open per document and closes them after an idle TTL.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import html
-import logging
-import time
 import warnings
-from collections.abc import Awaitable, Callable, Generator, Hashable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pycrdt import Doc
 
 from elynav_nb._display import rich_bundle
+from elynav_nb._session_handles import Opening
 from elynav_nb._sync import private_loop, run_sync
-from elynav_nb.docs import _durability, blocknote
+from elynav_nb.docs import blocknote
 from elynav_nb.docs._limits import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_OPEN_DEADLINE,
@@ -53,155 +49,45 @@ from elynav_nb.docs._limits import (
     checked_deadline,
     checked_limit,
 )
-from elynav_nb.docs.addressing import DocAddress, parse_docs_url
+from elynav_nb.docs.addressing import DocAddress
 from elynav_nb.docs.blocknote import Block, section_diff, version_diff
 from elynav_nb.docs.blocknote import builder as block_builder
 from elynav_nb.docs.blocknote.section_diff import SectionChange
 from elynav_nb.docs.blocknote.version_diff import DocumentState, VersionDiff
 from elynav_nb.docs.comments import DocumentComments
-from elynav_nb.docs.credentials import DocsCredentials, check_anonymous_access
-from elynav_nb.docs.live._yjs_items import ItemIndex
-from elynav_nb.docs.live.connection import REMOTE_ORIGIN, DocsConnection
-from elynav_nb.docs.live.presence import Person, people_from_states
-from elynav_nb.docs.markdown.inline_html import inline_markdown_to_html
+from elynav_nb.docs.credentials import DocsCredentials
+from elynav_nb.docs.live.connection import DocsConnection
+from elynav_nb.docs.live.presence import CursorPlaces, Person, people_from_states
 from elynav_nb.docs.oidc import OidcCredentials
 from elynav_nb.docs.rest.documents import DocsRestClient, DocumentInfo
 from elynav_nb.docs.rest.versions import Versions
-from elynav_nb.errors import (
-    DocReadonly,
-    ElynavError,
-    InvalidInput,
-    NotAllowed,
-    ServiceError,
-    SyncTimeout,
-    UnsavedChanges,
+from elynav_nb.docs.session._changes import ChangeTracker, RemoteChange, RemoteChanges
+from elynav_nb.docs.session._durability import (
+    DocsUnsavedWarning,
+    ExitState,
+    forget_kept_state,
+    merge_kept_state,
+    read_kept_state,
+    register,
+    unregister,
 )
+from elynav_nb.docs.session._opening import load_document, target
+from elynav_nb.docs.session._operations import OperationQueue, TimedOutWrites, pending_timeout
+from elynav_nb.docs.session._saving import DEFAULT_SAVE_PATIENCE, SaveResult, SessionSaving, checked_patience
+from elynav_nb.docs.session._view import blocks_frame, session_html, session_status
+from elynav_nb.errors import DocReadonly, ElynavError, InvalidInput, ServiceError, SyncTimeout
 
 if TYPE_CHECKING:
     import pandas
 
 __all__ = ["DocsSession", "RemoteChange", "RemoteChanges", "SaveResult"]
 
-logger = logging.getLogger(__name__)
 ResultType = TypeVar("ResultType")
 
-DEFAULT_SAVE_PATIENCE = 75.0
-"""How long ``saved()`` and ``close()`` wait for Docs to accept a save (seconds): Docs' document
-throttle counts 80 requests in a 60 s window, and its 429 asks for at most that window."""
-RETRY_MEMORY_SECONDS = 600.0
-"""How long a write that met SYNC_TIMEOUT is remembered, so that the same call is taken as its retry."""
 
-
-@dataclass(frozen=True)
-class SaveResult:
-    """What a save did: ``saved`` False says why (anonymous session, nothing to save...)."""
-
-    saved: bool
-    reason: str | None = None
-    size_bytes: int = 0
-
-
-@dataclass(frozen=True)
-class RemoteChange:
-    """A change someone else made, as ``doc.watch()`` yields it: the blocks after the change."""
-
-    blocks: list[Block]
-    changed_block_ids: list[str] = field(default_factory=list)
-    at: float = field(default_factory=time.time)
-
-
-def _heading_level(block: Block) -> int | None:
-    """A heading's level as an int (pycrdt reads JS numbers back as floats); None elsewhere."""
-    if block.type != "heading":
-        return None
-    level = block.props.get("level")
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or level != int(level):
-        return None
-    return int(level)
-
-
-def _block_signature(blocks: list[Block]) -> dict[str, tuple[str, str]]:
-    signature: dict[str, tuple[str, str]] = {}
-    for top in blocks:
-        for block in top.walk():
-            signature[block.id] = (block.type, block.text)
-    return signature
-
-
-def _pending_timeout(timeout: SyncTimeout, result: object) -> SyncTimeout:
-    """``SYNC_TIMEOUT`` for a write that is in the document and still on its way to the server."""
-    details: dict[str, Any] = {**timeout.details, "pending": True}
-    if isinstance(result, str) or (
-        isinstance(result, list) and all(isinstance(item, str) for item in result)
-    ):
-        details["result"] = result
-    return SyncTimeout(
-        f"{timeout.message}: the change is kept in the document and still pending (it is sent again "
-        "when the collaboration server answers, and saved over REST meanwhile); calling the same "
-        "write again waits for it and returns its result, without writing it twice",
-        details=details,
-    )
-
-
-def _retry_detail(error: ElynavError) -> dict[str, Any]:
-    retry_after = error.details.get("retry_after_seconds")
-    return {"retry_after_seconds": retry_after} if isinstance(retry_after, (int, float)) else {}
-
-
-def checked_patience(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 3600:
-        raise InvalidInput("save_patience must be a number of seconds between 0 and 3600")
-    return float(value)
-
-
-class RemoteChanges:
-    """The async iterator ``doc.watch()`` returns; it listens from the moment it is created."""
-
-    def __init__(
-        self, queue: asyncio.Queue[RemoteChange | None], timeout: float | None, forget: Callable[[], None]
-    ) -> None:
-        self._queue = queue
-        self._timeout = timeout
-        self._forget = forget
-        self._finished = False
-
-    def __aiter__(self) -> RemoteChanges:
-        return self
-
-    async def __anext__(self) -> RemoteChange:
-        if self._finished:
-            raise StopAsyncIteration
-        try:
-            change = await asyncio.wait_for(self._queue.get(), self._timeout)
-        except TimeoutError:
-            change = None
-        if change is None:
-            await self.aclose()
-            raise StopAsyncIteration
-        return change
-
-    async def aclose(self) -> None:
-        self._finished = True
-        self._forget()
-
-
-class _Opening:
-    """What ``DocsSession.open`` returns: ``await`` it, or use it as ``async with``."""
-
-    def __init__(self, starter: Callable[[], Awaitable[DocsSession]]) -> None:
-        self._starter = starter
-        self._session: DocsSession | None = None
-
-    def __await__(self) -> Generator[Any, None, DocsSession]:
-        return self._starter().__await__()
-
-    async def __aenter__(self) -> DocsSession:
-        self._session = await self._starter()
-        return self._session
-
-    async def __aexit__(self, exc_type: object, exc: object, traceback: object) -> None:
-        if self._session is not None:
-            await self._session.close(raise_save_error=exc is None)
+async def _close_session(session: DocsSession, failed: bool) -> None:
+    """How ``async with DocsSession.open(...)`` ends: a save error is raised unless the block failed."""
+    await session.close(raise_save_error=not failed)
 
 
 class DocsSession:
@@ -234,24 +120,13 @@ class DocsSession:
         self.info: DocumentInfo | None = None
         self.ydoc: Doc[Any] = Doc()
         self.connection: DocsConnection | None = None
-        self.last_saved_at: float | None = None
-        self.last_save_error: ElynavError | None = None
-        self.last_used_at = time.monotonic()
-        self._dirty = False
-        self._remote_unsaved = False
-        self._save_task: asyncio.Task[None] | None = None
-        self._requests: asyncio.Queue[tuple[Callable[[], Awaitable[Any]], asyncio.Future[Any]] | None] = (
-            asyncio.Queue()
-        )
-        self._owner: asyncio.Task[None] | None = None
-        self._watchers: list[asyncio.Queue[RemoteChange | None]] = []
-        self._change_listeners: list[Callable[[], None]] = []
-        self._last_signature: dict[str, tuple[str, str]] = {}
-        self._signature_stale = False
-        self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._timed_out_writes: dict[Hashable, tuple[float, Any]] = {}
+        self._operations = OperationQueue()
+        self._timed_out_writes = TimedOutWrites()
         """Writes that met SYNC_TIMEOUT, by call: a retry of the same call returns their result."""
+        self._changes = ChangeTracker(self.ydoc)
+        self._saving = SessionSaving(self, self._operations, notify=self._changes.tell)
+        self._cursor_places = CursorPlaces(self.ydoc)
         self.comments = DocumentComments(self)
         """The document's comment threads: ``await doc.comments.threads()``, ``open``, ``reply``..."""
 
@@ -272,7 +147,7 @@ class DocsSession:
         deadline: float = DEFAULT_OPEN_DEADLINE,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         save_patience: float = DEFAULT_SAVE_PATIENCE,
-    ) -> _Opening:
+    ) -> Opening[DocsSession]:
         """Open a document by link (or bare UUID once an instance is known).
 
         ``credentials`` default to ``DocsCredentials.from_env()``; without a session the document
@@ -300,22 +175,12 @@ class DocsSession:
         async def start() -> DocsSession:
             checked_deadline(deadline)
             checked_limit(max_message_bytes, "max_message_bytes")
-            if isinstance(credentials, OidcCredentials):
-                raise NotAllowed(
-                    "a live session needs a Docs session cookie: Docs' collaboration server takes no "
-                    "token; OIDC credentials reach the resource-server API (use DocsRestClient)"
-                )
-            chosen = credentials if credentials is not None else DocsCredentials.from_env()
-            address = parse_docs_url(link_or_id, instance=instance or chosen.instance)
-            chosen.settle(address.origin)
-            client = rest if rest is not None else DocsRestClient(address.origin, chosen)
-            if client.instance != address.origin:
-                raise InvalidInput("the REST client given is for another instance than the link")
+            found = target(link_or_id, credentials, instance=instance, rest=rest)
             session = cls(
-                address,
-                chosen,
-                client,
-                owns_rest=rest is None,
+                found.address,
+                found.credentials,
+                found.rest,
+                owns_rest=found.owns_rest,
                 ack_timeout=ack_timeout,
                 save_debounce=save_debounce,
                 open_timeout=open_timeout,
@@ -331,26 +196,12 @@ class DocsSession:
                 raise
             return session
 
-        return _Opening(start)
+        return Opening(start, _close_session)
 
     async def _start(self, opening: Deadline) -> None:
         """The steps of ``open``; ``opening.step`` says which one runs (for ``DEADLINE_EXCEEDED``)."""
         self._loop = asyncio.get_running_loop()
-        opening.step = "read the document and its rights over REST"
-        info = await self.rest.retrieve(self.address.document_id)
-        if self.credentials.is_anonymous:
-            check_anonymous_access(info.raw)
-        elif not info.can_read:
-            raise NotAllowed("these credentials cannot read this document")
-        self.info = info
-        opening.step = "load the saved content over REST"
-        saved_state = await self.rest.load_content(self.address.document_id)
-        if saved_state:
-            try:
-                with self.ydoc.transaction(origin=REMOTE_ORIGIN):
-                    self.ydoc.apply_update(saved_state)
-            except Exception:  # pycrdt says ValueError; whatever it says, the state is not usable
-                raise ServiceError("the saved content of this document is not a valid Yjs state") from None
+        self.info = await load_document(self.rest, self.address, self.credentials, self.ydoc, opening)
         opening.step = "read the collaboration URL over REST"
         url = await self.rest.websocket_url()
         opening.step = "connect to the collaboration server and finish the Hocuspocus handshake"
@@ -366,11 +217,11 @@ class DocsSession:
         )
         self.connection = connection
         await connection.open()
-        self._last_signature = _block_signature(blocknote.read_blocks(self.ydoc))
-        connection.add_remote_listener(self._snapshot_before_remote_change, before=True)
+        self._changes.start()
+        connection.add_remote_listener(self._changes.before_remote, before=True)
         connection.add_remote_listener(self._on_remote_change)
-        self._owner = asyncio.get_running_loop().create_task(self._own(), name="elynav-docs-session")
-        _durability.register(self)
+        self._operations.start()
+        register(self)  # saved at interpreter exit if left open with unsaved edits
 
     async def _abort(self) -> None:
         if self.connection is not None:
@@ -378,34 +229,14 @@ class DocsSession:
         if self._owns_rest:
             await self.rest.aclose()
 
-    # --- the owner task ------------------------------------------------------------------------
+    @property
+    def last_used_at(self) -> float:
+        """When an operation was last asked of this session (``time.monotonic()``: the pool's idle clock)."""
+        return self._operations.last_used_at
 
-    async def _own(self) -> None:
-        while True:
-            request = await self._requests.get()
-            if request is None:
-                break
-            operation, reply = request
-            try:
-                result = await operation()
-            except Exception as error:  # noqa: BLE001 - handed to the waiting caller, who re-raises it
-                if not reply.done():
-                    reply.set_exception(error)
-            else:
-                if not reply.done():
-                    reply.set_result(result)
-        while not self._requests.empty():
-            leftover = self._requests.get_nowait()
-            if leftover is not None and not leftover[1].done():
-                leftover[1].set_exception(ServiceError("the Docs session is closed"))
-
-    async def _run(self, operation: Callable[[], Awaitable[ResultType]]) -> ResultType:
-        if self._closed or self._owner is None or self._owner.done():
-            raise ServiceError("the Docs session is closed: open it again")
-        self.last_used_at = time.monotonic()
-        reply: asyncio.Future[ResultType] = asyncio.get_running_loop().create_future()
-        await self._requests.put((operation, reply))
-        return await reply
+    @last_used_at.setter
+    def last_used_at(self, value: float) -> None:
+        self._operations.last_used_at = value
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -439,7 +270,7 @@ class DocsSession:
             return []
         states = self.connection.peers()
         with_cursor = any(isinstance(state.get("cursor"), dict) for state in states.values())
-        index = ItemIndex(self.ydoc.get_update()) if with_cursor else None
+        index = self._cursor_places.index() if with_cursor else None
         return people_from_states(states, index)
 
     def to_markdown(self, *, bullet: str = "*") -> str:
@@ -459,78 +290,26 @@ class DocsSession:
         (callouts, PDFs, page breaks, columns, tables...) and texts holding inline nodes such as
         links to other documents (``Block.opaque`` is its opposite).
         """
-        import pandas
-
-        rows: list[dict[str, Any]] = []
-        pending: list[tuple[Block, int, str | None]] = [(block, 0, None) for block in reversed(self.blocks)]
-        while pending:
-            block, depth, parent_id = pending.pop()
-            rows.append(
-                {
-                    "id": block.id,
-                    "type": block.type,
-                    "text": block.text,
-                    "level": _heading_level(block),
-                    "depth": depth,
-                    "parent_id": parent_id,
-                    "editable": not block.opaque,
-                }
-            )
-            for child in reversed(block.children):
-                pending.append((child, depth + 1, block.id))
-        columns = ["id", "type", "text", "level", "depth", "parent_id", "editable"]
-        frame = pandas.DataFrame(rows, columns=columns)
-        frame["level"] = frame["level"].astype("Int64")
-        return frame
+        return blocks_frame(self.blocks)
 
     def watch(self, *, timeout: float | None = None) -> RemoteChanges:
         """Changes made by someone else, from now on: ``async for change in doc.watch(): ...``.
 
         The iteration ends when the session closes, or after ``timeout`` seconds without a change.
         """
-        queue: asyncio.Queue[RemoteChange | None] = asyncio.Queue()
-        self._watchers.append(queue)
-        return RemoteChanges(queue, timeout, lambda: self._forget_watcher(queue))
+        return self._changes.watch(timeout)
 
     def add_change_listener(self, listener: Callable[[], None]) -> None:
         """Call ``listener()`` whenever what the session shows may have changed: a remote edit, an
         acknowledged write of ours, a save, closing. Views subscribe here (``remove_change_listener``)."""
-        self._change_listeners.append(listener)
+        self._changes.add_listener(listener)
 
     def remove_change_listener(self, listener: Callable[[], None]) -> None:
-        with contextlib.suppress(ValueError):
-            self._change_listeners.remove(listener)
-
-    def _tell_listeners(self) -> None:
-        for listener in list(self._change_listeners):
-            try:
-                listener()
-            except Exception:  # a view's bug must not break the session
-                logger.exception("a Docs session change listener failed")
-
-    def _forget_watcher(self, queue: asyncio.Queue[RemoteChange | None]) -> None:
-        with contextlib.suppress(ValueError):
-            self._watchers.remove(queue)
-
-    def _snapshot_before_remote_change(self) -> None:
-        """Our own writes since the last snapshot must not count as someone else's change."""
-        if self._signature_stale:
-            self._last_signature = _block_signature(blocknote.read_blocks(self.ydoc))
-            self._signature_stale = False
+        self._changes.remove_listener(listener)
 
     def _on_remote_change(self) -> None:
-        blocks = blocknote.read_blocks(self.ydoc)
-        signature = _block_signature(blocks)
-        changed = [
-            block_id for block_id, value in signature.items() if self._last_signature.get(block_id) != value
-        ]
-        changed.extend(block_id for block_id in self._last_signature if block_id not in signature)
-        self._last_signature = signature
-        self._remote_unsaved = True  # saved with our next save, or on close (the person's browser may not)
-        change = RemoteChange(blocks=blocks, changed_block_ids=changed)
-        for queue in list(self._watchers):
-            queue.put_nowait(change)
-        self._tell_listeners()
+        self._saving.remote_edited()  # saved with our next save, or on close (the person's browser may not)
+        self._changes.remote_changed()
 
     # --- writing -------------------------------------------------------------------------------
 
@@ -552,25 +331,23 @@ class DocsSession:
         async def operation() -> ResultType:
             self._check_writable()
             assert self.connection is not None
-            self._forget_old_timeouts()
-            remembered = self._timed_out_writes.get(call)
-            if remembered is not None:
-                result: ResultType = remembered[1]
+            retried, remembered = self._timed_out_writes.result_of(call)
+            if retried:
+                result: ResultType = remembered
             else:
                 result = edit()
-                self._dirty = True  # in the document now: saved at exit even before the ack
+                self._saving.edited()  # in the document now: saved at exit even before the ack
             try:
                 await self.connection.await_flush(self.ack_timeout)
             except SyncTimeout as timeout:
-                self._timed_out_writes[call] = (time.monotonic(), result)
-                self._schedule_save()
-                raise _pending_timeout(timeout, result) from None
-            self._signature_stale = True  # re-read only if someone else edits (O(blocks) per read)
-            self._schedule_save()
-            self._tell_listeners()
+                self._timed_out_writes.remember(call, result)
+                self._saving.schedule()
+                raise pending_timeout(timeout, result) from None
+            self._saving.schedule()
+            self._changes.ours_acknowledged()  # re-read only if someone else edits (O(blocks) per read)
             return result
 
-        return await self._run(operation)
+        return await self._operations.run(operation)
 
     async def apply_edit(
         self, edit: Callable[[], ResultType], *, retry_key: Hashable | None = None
@@ -582,12 +359,6 @@ class DocsSession:
         it every call is a new write. Write only what BlockNote knows (design note §4.5).
         """
         return await self._write(edit, retry_key if retry_key is not None else object())
-
-    def _forget_old_timeouts(self) -> None:
-        oldest = time.monotonic() - RETRY_MEMORY_SECONDS
-        for call, (when, _result) in list(self._timed_out_writes.items()):
-            if when < oldest:
-                del self._timed_out_writes[call]
 
     async def insert_block(
         self,
@@ -678,59 +449,15 @@ class DocsSession:
 
     # --- saving --------------------------------------------------------------------------------
 
-    def _schedule_save(self) -> None:
-        self._dirty = True
-        if not self.can_save:
-            return
-        if self._save_task is None or self._save_task.done():
-            self._save_task = asyncio.get_running_loop().create_task(self._debounced_save())
+    @property
+    def last_saved_at(self) -> float | None:
+        """When the last save succeeded (``time.time()``), or ``None``."""
+        return self._saving.last_saved_at
 
-    def _needs_save(self) -> bool:
-        """Edits of ours, or of people (their browsers save only every 60 s), not yet saved."""
-        return self.can_save and (self._dirty or (self._remote_unsaved and not self.read_only))
-
-    async def _debounced_save(self) -> None:
-        """Save ``save_debounce`` after a write; a refusal worth waiting for (429 with
-        ``Retry-After``, 5xx, no answer) is retried after the wait Docs asks for, until saved."""
-        await asyncio.sleep(self.save_debounce)
-        attempt = 0
-        while not self._closed and self._needs_save():
-            try:
-                await self._run(self._save_now)
-                return
-            except ElynavError as error:
-                if not _durability.transient(error) or self._closed:
-                    logger.warning("saving Docs document %s failed: %s", self.document_id, error.code)
-                    return
-                wait = _durability.next_wait(error, attempt)
-                logger.info(
-                    "saving Docs document %s: %s, again in %.1f s", self.document_id, error.code, wait
-                )
-                attempt += 1
-                await asyncio.sleep(wait)
-
-    async def _save_patiently(self, patience: float) -> SaveResult:
-        """Save now; refusals worth waiting for are retried after Docs' ``Retry-After`` (or a short
-        backoff) for up to ``patience`` seconds, the last try at the bound; then the last error."""
-        loop = asyncio.get_running_loop()
-        give_up_at = loop.time() + patience
-        attempt = 0
-        while True:
-            try:
-                return await self._run(self._save_now)
-            except ElynavError as error:
-                remaining = give_up_at - loop.time()
-                if not _durability.transient(error) or remaining <= 0 or self._closed:
-                    raise
-                await asyncio.sleep(min(_durability.next_wait(error, attempt), remaining))
-                attempt += 1
-
-    async def _flush_quietly(self) -> None:
-        """Wait for the server's acks; a timeout or failure there does not stop a REST save, which
-        makes the document's state durable whatever the collaboration server does."""
-        assert self.connection is not None
-        with contextlib.suppress(ElynavError):
-            await self.connection.await_flush(self.ack_timeout)
+    @property
+    def last_save_error(self) -> ElynavError | None:
+        """Why the last save failed, or ``None`` once a save succeeded."""
+        return self._saving.last_save_error
 
     async def saved(self, timeout: float | None = None) -> SaveResult:
         """Return once every edit made so far is **durable** (saved over REST), saving now.
@@ -740,64 +467,16 @@ class DocsSession:
         live and the session keeps retrying in the background). Anonymous sessions cannot save:
         the result says so.
         """
-        patience = self.save_patience if timeout is None else checked_patience(timeout)
-        if not self.can_save:
-            return await self._run(self._save_now)
-        await self._run(self._flush_quietly)
-        if not self._needs_save():
-            return SaveResult(True, "nothing unsaved", 0)
-        try:
-            return await self._save_patiently(patience)
-        except ElynavError as error:
-            if self._closed:
-                raise
-            self._schedule_save()
-            raise UnsavedChanges(
-                f"Docs did not save {self._name()} within {patience:g} s ({error.code}): the edits are "
-                "live and the session keeps retrying; await doc.saved() again, or doc.close()",
-                details={"document_id": self.document_id, "cause": error.code, **_retry_detail(error)},
-            ) from None
-
-    async def _save_now(self) -> SaveResult:
-        if not self.can_save:
-            return SaveResult(
-                False, "anonymous session: the edits are live but not saved (give credentials to save)"
-            )
-        state = self.ydoc.get_update()
-        self._dirty = False
-        self._remote_unsaved = False
-        try:
-            await self.rest.save_content(self.document_id, state, websocket=True)
-        except ElynavError as error:
-            self._dirty = True
-            self.last_save_error = error
-            self._tell_listeners()
-            raise
-        self.last_saved_at = time.time()
-        self.last_save_error = None
-        self._tell_listeners()
-        return SaveResult(True, None, len(state))
+        return await self._saving.saved(timeout)
 
     async def save(self) -> SaveResult:
         """Save the full state over REST now (``websocket: true``), once; anonymous sessions cannot.
         ``saved()`` also waits out Docs' throttle."""
-        return await self._run(self._save_now)
+        return await self._operations.run(self._saving.save_now)
 
-    def _name(self) -> str:
-        return f"{self.title!r} ({self.document_id})" if self.title else self.document_id
-
-    def unsaved_state_for_exit(self) -> _durability.ExitState | None:
+    def unsaved_state_for_exit(self) -> ExitState | None:
         """What the interpreter-exit save needs (``_durability``), or ``None`` when nothing is unsaved."""
-        if self._closed or not self._needs_save():
-            return None
-        document_id, rest = self.document_id, self.rest
-        return _durability.ExitState(
-            instance=self.address.origin,
-            document_id=document_id,
-            title=self.title,
-            state=self.ydoc.get_update(),
-            save=lambda state, timeout: rest.save_content_blocking(document_id, state, timeout=timeout),
-        )
+        return self._saving.exit_state()
 
     @classmethod
     async def save_kept_state(
@@ -807,25 +486,18 @@ class DocsSession:
         merge the kept state into it (a CRDT merge: what others wrote since is kept too), wait
         until it is saved, close; the file is removed once saved."""
         try:
-            note, state = _durability.read_kept_state(path)
+            note, state = read_kept_state(path)
         except (OSError, ValueError) as error:
             raise InvalidInput(f"no kept Docs state can be read at {path} ({type(error).__name__})") from None
         link = f"{note.get('instance')}/docs/{note.get('document_id')}/"
         session = await cls.open(link, credentials, **options)
         try:
-            await session._write(lambda: session._merge(state), ("merge_kept_state", path))
+            await session._write(lambda: merge_kept_state(session.ydoc, state), ("merge_kept_state", path))
             result = await session.saved()
         finally:
             await session.close(raise_save_error=False)
-        _durability.forget_kept_state(path)
+        forget_kept_state(path)
         return result
-
-    def _merge(self, state: bytes) -> None:
-        try:
-            with self.ydoc.transaction():  # a local change: sent to the room like any write
-                self.ydoc.apply_update(state)
-        except Exception:  # pycrdt says ValueError; whatever it says, the file is not a Yjs state
-            raise InvalidInput("the kept file is not a Yjs state") from None
 
     # --- closing -------------------------------------------------------------------------------
 
@@ -838,53 +510,27 @@ class DocsSession:
         (``DocsSession.save_kept_state(path)`` saves it later); with ``raise_save_error=False`` a
         ``DocsUnsavedWarning`` says it instead.
         """
-        if self._closed:
+        if self._operations.closed:
             return None
         result: SaveResult | None = None
         error: ElynavError | None = None
-        if self._owner is not None and not self._owner.done():
-            if self._save_task is not None and not self._save_task.done():
-                self._save_task.cancel()
-            if self._needs_save():
-                try:
-                    await self._run(self._flush_quietly)
-                    result = await self._save_patiently(self.save_patience)
-                except ElynavError as caught:
-                    error = self._keep_unsaved(caught)
-            await self._requests.put(None)
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._owner
-        self._closed = True
-        _durability.unregister(self)
-        for queue in self._watchers:
-            queue.put_nowait(None)
+        if self._operations.running:
+            result, error = await self._saving.before_close()
+            await self._operations.stop()
+        self._operations.closed = True
+        unregister(self)
+        self._changes.close()
         await self._abort()
-        self._tell_listeners()
+        self._changes.tell()
         if error is not None:
             if raise_save_error:
                 raise error
-            warnings.warn(error.message, _durability.DocsUnsavedWarning, stacklevel=2)
+            warnings.warn(error.message, DocsUnsavedWarning, stacklevel=2)
         return result
-
-    def _keep_unsaved(self, cause: ElynavError) -> UnsavedChanges:
-        """The save was given up: keep the state in a file, and say where."""
-        kept = _durability.keep_state(
-            self.address.origin, self.document_id, self.title, self.ydoc.get_update(), cause.code
-        )
-        return UnsavedChanges(
-            f"Docs did not save {self._name()} ({cause.code}, for {self.save_patience:g} s): the edits "
-            f"are kept in {kept}; DocsSession.save_kept_state({str(kept)!r}) saves them",
-            details={
-                "document_id": self.document_id,
-                "kept_in": str(kept),
-                "cause": cause.code,
-                **_retry_detail(cause),
-            },
-        )
 
     @property
     def is_open(self) -> bool:
-        return not self._closed and self.connection is not None and self.connection.is_open
+        return not self._operations.closed and self.connection is not None and self.connection.is_open
 
     # --- blocking API (scripts) ----------------------------------------------------------------
 
@@ -961,42 +607,17 @@ class DocsSession:
     # --- display -------------------------------------------------------------------------------
 
     def _status(self) -> str:
-        if self._closed:
-            return "closed"
-        if self.connection is not None and self.connection.failure is not None:
-            return f"failed ({self.connection.failure.code})"
-        return "read-only" if self.read_only else "read-write"
-
-    def _save_note(self) -> str:
-        if not self.can_save:
-            return "not saved: anonymous session"
-        if self.last_save_error is not None:
-            return f"save failed ({self.last_save_error.code})"
-        if self._dirty:
-            return "save pending"
-        return "saved" if self.last_saved_at else "nothing to save"
+        failure = self.connection.failure if self.connection is not None else None
+        return session_status(closed=self._operations.closed, failure=failure, read_only=self.read_only)
 
     def __repr__(self) -> str:
         return (
             f"<DocsSession {self.title!r} id={self.document_id} {self._status()} "
-            f"blocks={len(self.blocks)} {self._save_note()}>"
+            f"blocks={len(self.blocks)} {self._saving.note()}>"
         )
 
     def _repr_html_(self) -> str:
-        rows = []
-        for block in self.blocks[:50]:
-            level = f" h{block.props.get('level')}" if block.type == "heading" else ""
-            rows.append(
-                f"<tr><td><code>{html.escape(block.id[:8])}</code></td><td>{html.escape(block.type)}{level}</td>"
-                f"<td>{inline_markdown_to_html(block.text[:200])}</td></tr>"
-            )
-        more = f"<p>… {len(self.blocks) - 50} more blocks</p>" if len(self.blocks) > 50 else ""
-        return (
-            f"<div><strong>{html.escape(self.title or 'Untitled')}</strong> "
-            f"<small>{html.escape(self._status())} · {html.escape(self._save_note())} · "
-            f"<a href='{html.escape(self.address.link)}'>open in Docs</a></small>"
-            f"<table><tr><th>id</th><th>type</th><th>text</th></tr>{''.join(rows)}</table>{more}</div>"
-        )
+        return session_html(self.title, self._status(), self._saving.note(), self.address.link, self.blocks)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return rich_bundle(self, include, exclude)
