@@ -1,6 +1,6 @@
 """The ACP client's confined file reads and writes: the openat walk against the resolve-then-open it replaced.
 
-Ours: ``WorkspaceFiles`` (``elynav_nb/agents/acp_files.py``): the path opened part by part from a
+Ours: ``WorkspaceFiles`` (``elynav_nb/agents/protocols/acp/files.py``): the path opened part by part from a
 held descriptor of the workspace with ``O_NOFOLLOW``, ``fstat`` checks (regular file, one link),
 then read; a write to a temporary file in the held folder, fsync, rename, fsync of the folder.
 Peer: the code it replaced (issue 28 item 4), inlined below: ``Path.resolve()``, a containment

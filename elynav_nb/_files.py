@@ -1,7 +1,7 @@
 """Crash-safe file writing: replace one file atomically and durably, and make a rename durable.
 
 Where it sits: a package-level private module, below every capability. The agent installer
-(``agents/definitions.py``), the template store and workspace manifest (``templates/``), the
+(``agents/definitions/``), the template store and workspace manifest (``templates/``), the
 workspace's ``.mcp.json`` (``crm/workspace.py``), the office's ``sessions.json``
 (``office/workspace.py``) and the per-turn CLIs' config files all write through
 ``write_atomically``. No parsing here: bytes (or text, written as UTF-8) in, one file out.

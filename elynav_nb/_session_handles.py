@@ -1,7 +1,7 @@
 """The two handles a live session gives out: its opening (``await`` / ``async with``) and a feed of changes.
 
 Where it sits: a package-level private module, because capabilities do not import each other;
-``DocsSession`` (``docs/session.py``) and ``LiveNotebook`` (``notebook/live.py``) both use it.
+``DocsSession`` (``docs/session/docs_session.py``) and ``LiveNotebook`` (``notebook/live.py``) both use it.
 
 How data flows::
 

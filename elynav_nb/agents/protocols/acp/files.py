@@ -1,6 +1,6 @@
 """The ACP client's file methods, ``fs/read_text_file`` and ``fs/write_text_file``, confined to the workspace.
 
-Where it sits: the ``AcpLauncher`` (``protocols/launcher.py``) gives one ``WorkspaceFiles`` to each ACP wire,
+Where it sits: the ``AcpLauncher`` (``protocols/acp/launcher.py``) gives one ``WorkspaceFiles`` to each ACP wire,
 which serves the agent's fs requests with it (``AcpWire.serve_request``). I/O only: the disk work
 runs off the event loop.
 
