@@ -12,6 +12,8 @@ How data flows::
     (an ask with ``output_schema``: the turn's validated ``data`` on the Reply, ``to_frame()`` its rows)
 
 Pure apart from the asyncio future that ``await ask`` waits on; pandas only inside ``to_frame``.
+An ask knows its office only as an ``AskCanceller`` (``ask.cancel`` goes through the office's
+``cancel``, which checks the right): this module does not import ``office.py``.
 """
 
 from __future__ import annotations
@@ -36,10 +38,10 @@ if TYPE_CHECKING:
     import pandas
 
     from elynav_nb.agents.runner import Turn
-    from elynav_nb.office.office import Office
 
 __all__ = [
     "Ask",
+    "AskCanceller",
     "AskKeywords",
     "AskOptions",
     "AskRowSource",
@@ -204,6 +206,12 @@ class Reply:
         return f"<div><table>{cells}</table><div style='margin-top:4px'>{answer}</div></div>"
 
 
+class AskCanceller(Protocol):
+    """What an ask needs of its office: cancel it by id as someone (the office checks the right)."""
+
+    def cancel(self, ask_id: str, *, by: str = ..., reason: str = "") -> object: ...
+
+
 class Ask:
     """A live request to one employee. ``await ask`` gives its ``Reply``; it is never left pending.
 
@@ -214,7 +222,7 @@ class Ask:
 
     def __init__(
         self,
-        office: Office,
+        office: AskCanceller,
         ask_id: str,
         sender: str,
         agent: str,

@@ -23,8 +23,10 @@ connection only; the office keeps serving. A line that cannot be
 decoded into a request (too long, too slow, not UTF-8, not JSON, nested too deeply, not an object,
 a field of the wrong type) is answered ``PROTOCOL_ERROR`` and logged as one WARNING line naming the
 caller and the reason, without a traceback; a hang-up mid-line is neither answered nor logged.
-No parsing here: ``office/wire.py`` encodes and decodes. Each request line in and answer out is
-logged at DEBUG (``elynav_nb.office.trace``, redacted), each refusal at INFO.
+The office is seen through ``office/served_office.ServedOffice`` (what the socket uses of it), so
+this module does not import ``office.py``. No parsing here: ``office/wire.py`` encodes and decodes.
+Each request line in and answer out is logged at DEBUG (``elynav_nb.office.trace``, redacted), each
+refusal at INFO.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ from elynav_nb.office.workspace import SOCKET_FOLDER_PREFIX, write_user_token
 
 if TYPE_CHECKING:
     from elynav_nb.office.asks import Ask
-    from elynav_nb.office.office import Office
+    from elynav_nb.office.served_office import ServedOffice
 
 __all__ = ["OfficeSocketServer"]
 
@@ -73,7 +75,7 @@ logger = logging.getLogger(__name__)
 class OfficeSocketServer:
     """Serves one office over a Unix socket in a private temporary directory."""
 
-    def __init__(self, office: Office) -> None:
+    def __init__(self, office: ServedOffice) -> None:
         self.office = office
         self.directory: Path | None = None
         self.path: Path | None = None

@@ -3,7 +3,8 @@
 Where it sits: ``office/socket_server.py`` hands a connection here once its request is decoded and
 its caller identified: ``stream_ask`` for ``{"op": "ask", "stream": true}`` (``elynav acp``, the chat
 personas, an attached kernel), ``watch_board`` for ``{"op": "watch"}`` (an attached kernel's board).
-The lines are encoded by ``office/stream_wire.py``; nothing is parsed here.
+The lines are encoded by ``office/stream_wire.py``; nothing is parsed here. The office is a
+``served_office.ServedOffice`` (this module does not import ``office.py``).
 
 How a streamed ask flows::
 
@@ -40,7 +41,7 @@ from elynav_nb.office.wire import MAX_REQUEST_BYTES, encode_error, encode_reply
 
 if TYPE_CHECKING:
     from elynav_nb.office.asks import Ask
-    from elynav_nb.office.office import Office
+    from elynav_nb.office.served_office import ServedOffice
 
 __all__ = ["WATCH_INTERVAL", "board_lines", "reply_line", "stream_ask", "watch_board"]
 
@@ -111,7 +112,7 @@ class _Lines:
 
 
 async def stream_ask(
-    office: Office, ask: Ask, caller: Caller, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    office: ServedOffice, ask: Ask, caller: Caller, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
     """Stream ``ask`` to its caller until its reply (see the module docstring)."""
     lines = _Lines(writer)
@@ -172,7 +173,7 @@ async def _forward(ask: Ask, lines: _Lines) -> None:
 
 
 async def _read_followups(
-    office: Office, ask: Ask, caller: Caller, reader: asyncio.StreamReader, lines: _Lines
+    office: ServedOffice, ask: Ask, caller: Caller, reader: asyncio.StreamReader, lines: _Lines
 ) -> None:
     """The caller's lines until it hangs up (returns then); a bad line is answered and ends the stream."""
     while True:
@@ -203,7 +204,7 @@ async def _read_followups(
                 return
 
 
-def board_lines(office: Office) -> bytes:
+def board_lines(office: ServedOffice) -> bytes:
     """The board as one ``board`` line: each employee's row and each ask in flight."""
     asks = []
     for ask in office.asks:
@@ -215,7 +216,9 @@ def board_lines(office: Office) -> bytes:
     return encode_board(office.status, employees, asks)
 
 
-async def watch_board(office: Office, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def watch_board(
+    office: ServedOffice, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
     """Send the board now and after every change (coalesced: at most one snapshot per ``WATCH_INTERVAL``,
     the last state always sent) until a hang-up or the office stops."""
     lines = _Lines(writer)

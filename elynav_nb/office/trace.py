@@ -7,7 +7,8 @@ the level is enabled.
 
 Secrets: every text goes through a ``Redactor`` that knows the office's employee tokens (the
 ``ELYNAV_OFFICE_TOKEN`` of each agent process), its user token, and the secret variables of this process's
-environment, on top of the usual patterns (``elynav_nb._logging``).
+environment, on top of the usual patterns (``elynav_nb._logging``). The office is read through
+``served_office.TracedOffice`` (its workspace, user token and employees), not imported.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from elynav_nb._logging import Redactor
 
 if TYPE_CHECKING:
     from elynav_nb.office.asks import Ask
-    from elynav_nb.office.office import Office
+    from elynav_nb.office.served_office import TracedOffice
 
 __all__ = ["log_ask_event", "log_office", "office_redactor", "trace_logger"]
 
@@ -35,19 +36,19 @@ def _redactor_for(tokens: tuple[str, ...]) -> Redactor:
     return Redactor.for_environment(os.environ, extra=tokens)
 
 
-def office_redactor(office: Office) -> Redactor:
+def office_redactor(office: TracedOffice) -> Redactor:
     """The redactor of this office's log lines (its employees' tokens and this process's secrets)."""
     tokens = [employee.token for employee in office.employees.values()]
     return _redactor_for(tuple(sorted([*tokens, office.user_token])))
 
 
-def log_office(office: Office, text: str) -> None:
+def log_office(office: TracedOffice, text: str) -> None:
     """An office-wide event at INFO (started, stopped)."""
     if trace_logger.isEnabledFor(logging.INFO):
         trace_logger.info("office %s: %s", office.workspace, office_redactor(office)(text))
 
 
-def log_ask_event(office: Office, event: str, ask: Ask) -> None:
+def log_ask_event(office: TracedOffice, event: str, ask: Ask) -> None:
     """One step of an ask (``queued``, ``started``, ``turn``, ``cancelling``, ``ended``)."""
     level = logging.INFO if event == "ended" else logging.DEBUG
     if not trace_logger.isEnabledFor(level):
