@@ -2,8 +2,8 @@
 
 Modules (one job each): ``schema`` (DDL and migrations), ``domain`` (records, validation, search
 quoting, cursors; pure), ``store`` (the CRM's reads and writes) over ``database`` (the SQLite
-connection, migrations, typed errors), ``server`` (the MCP server), ``session`` (one MCP
-session across cells), ``frames`` (any MCP result -> DataFrame), ``columns`` (CRM dtypes,
+connection, migrations, typed errors), ``server`` (the MCP server; its command line: ``command`` and
+``stdio_options``), ``session`` (one MCP session across cells), ``frames`` (any MCP result -> DataFrame), ``columns`` (CRM dtypes,
 Arrow-backed), ``reader`` (read-only frames through Arrow), ``analysis`` (ready-made analyses), ``demo_data`` and
 ``demo_database`` (deterministic demo CRM), ``workspace`` (``.mcp.json``), ``crm`` (``Crm``).
 

@@ -20,7 +20,8 @@ and what to fix. The SDK's own argument coercion (pydantic in lax mode, which ta
 arguments go straight to the function. The store's lock serialises the worker threads on one
 SQLite connection.
 
-Run it: ``elynav mcp crm --db PATH`` or ``python -m elynav_nb.crm.server --db PATH``.
+Run it: ``elynav mcp crm --db PATH`` or ``python -m elynav_nb.crm.server --db PATH`` (both on the
+options of ``stdio_options.py``; this module does not import ``command.py``).
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ from pydantic import Field
 from elynav_nb._mcp_errors import typed_error_result
 from elynav_nb._mcp_stdio import AnsweringStdio
 from elynav_nb.crm import domain
-from elynav_nb.crm.command import check_database_path, configure
 from elynav_nb.crm.database import DEFAULT_BUSY_TIMEOUT_SECONDS
 from elynav_nb.crm.domain import (
     Account,
@@ -55,6 +55,7 @@ from elynav_nb.crm.domain import (
     Opportunity,
     PipelineSummary,
 )
+from elynav_nb.crm.stdio_options import check_database_path, configure
 from elynav_nb.crm.store import CrmStore
 from elynav_nb.crm.tool_arguments import ToolArguments
 from elynav_nb.errors import ElynavError, InvalidInput
