@@ -15,7 +15,8 @@ the collaboration gate. No I/O. Reproduced from La Suite Docs v5.4.1 (``core/mod
   ``restore`` to an owner of the document trashed itself. All 35 keys Docs serves.
 
 How data flows: ``abilities(store, document, user)`` and ``document_json(store, document, user)``
-read the store's tree and users; ``links`` lets a route pass the ancestors' links it already
+read the store through ``AbilityFacts`` (its tree and link traces: this module does not import
+``store``) and the records of ``records``; ``links`` lets a route pass the ancestors' links it already
 knows (Docs' ``paths_links_mapping``: the tree route shows a trashed document without them).
 """
 
@@ -23,22 +24,21 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
-if TYPE_CHECKING:
-    from elynav_nb.sandbox.docs.store import SandboxDocument, SandboxStore, SandboxUser
+from elynav_nb.sandbox.docs.records import SandboxDocument, SandboxUser, format_datetime
+from elynav_nb.sandbox.docs.tree import MaterializedPathTree
 
 __all__ = [
     "LINK_REACHES",
     "LINK_ROLES",
     "ROLES",
+    "AbilityFacts",
     "LinkDefinition",
     "abilities",
     "ancestors_links",
     "document_json",
     "equivalent_link_definition",
-    "format_datetime",
     "max_role",
     "role_of",
     "title_matches",
@@ -51,6 +51,16 @@ PRIVILEGED_ROLES: Final = ("administrator", "owner")
 AI_ALLOW_REACH_FROM: Final = "authenticated"  # Docs' default setting
 
 LinkDefinition = tuple[str | None, str | None]  # (link_reach, link_role)
+
+
+class AbilityFacts(Protocol):
+    """What the rules read of the store (``SandboxStore`` is one): the tree, and who opened what by link."""
+
+    @property
+    def tree(self) -> MaterializedPathTree[SandboxDocument]: ...
+
+    @property
+    def link_traces(self) -> set[tuple[str, str]]: ...
 
 
 def _priority(choices: Sequence[str], value: str | None) -> int:
@@ -89,7 +99,7 @@ def _link_select_options(definition: LinkDefinition) -> dict[str, list[str] | No
     }
 
 
-def role_of(store: SandboxStore, document: SandboxDocument, user: SandboxUser | None) -> str | None:
+def role_of(store: AbilityFacts, document: SandboxDocument, user: SandboxUser | None) -> str | None:
     """The user's role from accesses on the document and its ancestors (links not counted)."""
     if user is None:
         return None
@@ -98,7 +108,7 @@ def role_of(store: SandboxStore, document: SandboxDocument, user: SandboxUser | 
     return max_role(*roles)
 
 
-def ancestors_links(store: SandboxStore, document: SandboxDocument) -> list[LinkDefinition]:
+def ancestors_links(store: AbilityFacts, document: SandboxDocument) -> list[LinkDefinition]:
     """The link settings of the ancestors Docs counts: none for a root or under a trashed parent."""
     if document.depth <= 1:
         return []
@@ -109,7 +119,7 @@ def ancestors_links(store: SandboxStore, document: SandboxDocument) -> list[Link
 
 
 def abilities(
-    store: SandboxStore,
+    store: AbilityFacts,
     document: SandboxDocument,
     user: SandboxUser | None,
     *,
@@ -186,14 +196,7 @@ def abilities(
     }
 
 
-def format_datetime(moment: datetime | None) -> str | None:
-    """DRF's rendering: ISO 8601, ``Z`` for UTC."""
-    if moment is None:
-        return None
-    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def _nb_accesses(store: SandboxStore, document: SandboxDocument) -> tuple[int, int]:
+def _nb_accesses(store: AbilityFacts, document: SandboxDocument) -> tuple[int, int]:
     on_path = 0
     for holder in [*store.tree.ancestors(document), document]:
         if holder.ancestors_deleted_at is None:
@@ -202,7 +205,7 @@ def _nb_accesses(store: SandboxStore, document: SandboxDocument) -> tuple[int, i
 
 
 def document_json(
-    store: SandboxStore,
+    store: AbilityFacts,
     document: SandboxDocument,
     user: SandboxUser | None,
     *,

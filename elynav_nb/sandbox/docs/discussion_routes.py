@@ -30,7 +30,6 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from elynav_nb.sandbox.docs.abilities import format_datetime
 from elynav_nb.sandbox.docs.api_common import (
     SandboxSite,
     denied,
@@ -39,6 +38,7 @@ from elynav_nb.sandbox.docs.api_common import (
     paginate,
     permitted_document,
 )
+from elynav_nb.sandbox.docs.records import format_datetime
 from elynav_nb.sandbox.docs.store import SandboxDocument, SandboxStore, SandboxUser, Version
 
 __all__ = ["DISCUSSION_ROUTES", "SandboxComment", "SandboxThread"]

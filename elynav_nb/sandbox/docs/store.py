@@ -2,7 +2,8 @@
 
 Where it sits: the pure state of ``DocsSandbox`` (design note §9.1-§9.3), used by the REST routes and
 by the collaboration gate (which asks for abilities exactly as the real y-provider asks Django).
-No I/O: everything lives in dictionaries for the life of one sandbox.
+No I/O: everything lives in dictionaries for the life of one sandbox. The records it keeps (users,
+documents, versions) are ``records``'s; they are named here too, where the routes import them.
 
 Rules reproduced from Docs v5.4.1 (sandbox simplifications noted):
 
@@ -24,71 +25,20 @@ import hashlib
 import secrets
 import string
 import uuid
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from pycrdt import Doc
 
 from elynav_nb.sandbox.docs import abilities
-from elynav_nb.sandbox.docs.abilities import LINK_REACHES, LINK_ROLES, ROLES, format_datetime
+from elynav_nb.sandbox.docs.abilities import LINK_REACHES, LINK_ROLES, ROLES
+from elynav_nb.sandbox.docs.records import SandboxDocument, SandboxUser, Version, format_datetime
 from elynav_nb.sandbox.docs.tree import MaterializedPathTree
 
 __all__ = ["LINK_REACHES", "LINK_ROLES", "ROLES", "SandboxDocument", "SandboxStore", "SandboxUser", "Version"]
 
 _ACCEPTED_ID_VERSIONS: Final = (1, 3, 4, 5)
 TRASHBIN_CUTOFF_DAYS: Final = 30
-
-
-def _now() -> str:
-    return format_datetime(datetime.now(UTC)) or ""
-
-
-@dataclass
-class SandboxUser:
-    id: str
-    email: str
-    full_name: str
-
-    def as_json(self) -> dict[str, Any]:
-        short_name = self.full_name.split(" ")[0] if self.full_name else ""
-        return {
-            "id": self.id,
-            "email": self.email,
-            "full_name": self.full_name,
-            "short_name": short_name,
-            "language": "fr-fr",
-        }
-
-
-@dataclass(eq=False)
-class SandboxDocument:
-    id: str
-    title: str | None
-    creator_id: str | None
-    link_reach: str = "restricted"
-    link_role: str = "reader"
-    accesses: dict[str, str] = field(default_factory=dict)
-    content: bytes | None = None
-    created_at: str = field(default_factory=_now)
-    updated_at: str = field(default_factory=_now)
-    excerpt: str | None = None
-    path: str = ""
-    depth: int = 1
-    numchild: int = 0
-    has_deleted_children: bool = False
-    deleted_at: datetime | None = None
-    ancestors_deleted_at: datetime | None = None
-
-
-@dataclass(frozen=True)
-class Version:
-    """One object version of a document's saved content (Docs keeps them in versioned storage)."""
-
-    version_id: str
-    last_modified: datetime
-    content: str  # the base64 text Docs stores as the object
-    etag: str
 
 
 _VERSION_ALPHABET: Final = string.ascii_letters + string.digits + "._"
