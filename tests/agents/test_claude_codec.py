@@ -18,6 +18,7 @@ from elynav_nb.agents.events import (
     ToolUse,
     TurnEnded,
 )
+from elynav_nb.agents.protocols.child_environment import build_child_environment
 from elynav_nb.agents.protocols.claude.codec import (
     ClaudeStreamDecoder,
     encode_control_error,
@@ -25,7 +26,7 @@ from elynav_nb.agents.protocols.claude.codec import (
     encode_control_success,
     encode_user_message,
 )
-from elynav_nb.agents.protocols.claude.launch import ClaudeLaunch, build_child_environment, build_claude_argv
+from elynav_nb.agents.protocols.claude.launch import ClaudeLaunch, build_claude_argv
 
 FIXTURES = Path(__file__).with_name("fixtures")
 

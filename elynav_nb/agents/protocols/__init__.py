@@ -6,7 +6,8 @@ speaks one vocabulary: a pure **codec** (stdout lines -> events; our messages ->
 it, write its files; ``launcher.py``), and either a **wire** (a persistent process: the protocol as an
 object, ``wire.py``) or an **adapter** (a process per turn: the CLI's home, each turn's command and
 decoder, ``per_turn.py``). Shared pieces: ``codec.py`` (JSON lines), ``launch.py`` (turn commands, MCP
-servers, the kernel tool server's address), ``command.py`` (how a CLI is found), ``adapter_settings.py``.
+servers, the kernel tool server's address), ``command.py`` (how a CLI is found), ``child_environment.py`` (the environment a CLI starts with),
+``adapter_settings.py``. No protocol's folder imports another's: what two share lives here.
 
 The registry (``registry.py``), one entry per (CLI, mode)::
 

@@ -16,7 +16,7 @@ from elynav_nb.agents.protocols.acp.files import WorkspaceFiles
 from elynav_nb.agents.protocols.acp.launch import MCP_WAIT, acp_agent_label, acp_mcp_servers
 from elynav_nb.agents.protocols.acp.terminals import WorkspaceTerminals
 from elynav_nb.agents.protocols.acp.wire import AcpWire
-from elynav_nb.agents.protocols.claude.launch import build_child_environment
+from elynav_nb.agents.protocols.child_environment import build_child_environment
 from elynav_nb.agents.protocols.command import CliCommand, CliLocation
 from elynav_nb.agents.protocols.launcher import Launch, LaunchRequest, PersistentLauncher
 from elynav_nb.agents.protocols.per_turn import read_workspace_mcp_servers

@@ -1,8 +1,8 @@
-"""Pure builder of the claude command line and child environment for one runner.
+"""Pure builder of the claude command line for one runner.
 
-Where it sits: the runner calls ``build_claude_argv`` and ``build_child_environment`` before it
-spawns the process; nothing here touches the disk or the process table (the runner tells us
-whether ``.mcp.json`` exists).
+Where it sits: the launcher (``claude/launcher.py``) calls ``build_claude_argv`` before it spawns the
+process (its environment: the shared ``protocols/child_environment.py``); nothing here touches the
+disk or the process table (the launcher tells us whether ``.mcp.json`` exists).
 
 The command line is the seed's, plus what a live notebook needs::
 
@@ -32,15 +32,11 @@ if TYPE_CHECKING:
     from elynav_nb.agents.definitions.agent_definition import AgentDefinition
 
 __all__ = [
-    "STRIPPED_ENVIRONMENT_VARIABLES",
     "STRUCTURED_OUTPUT_TOOL",
     "ClaudeLaunch",
     "agents_with_structured_output",
-    "build_child_environment",
     "build_claude_argv",
 ]
-
-STRIPPED_ENVIRONMENT_VARIABLES = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
 
 
 @dataclass(frozen=True)
@@ -112,20 +108,3 @@ def agents_with_structured_output(
         tools.append(STRUCTURED_OUTPUT_TOOL)
     found[definition.name] = {**entry, "tools": tools}
     return found
-
-
-def build_child_environment(
-    parent_environment: Mapping[str, str], overrides: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """The parent's environment without the variables that make claude refuse or misbehave.
-
-    ``CLAUDECODE`` and ``CLAUDE_CODE_ENTRYPOINT`` are set inside a Claude Code session; inherited,
-    they make a child CLI refuse to start or believe it is nested.
-    """
-    environment = {
-        name: value
-        for name, value in parent_environment.items()
-        if name not in STRIPPED_ENVIRONMENT_VARIABLES
-    }
-    environment.update(overrides or {})
-    return environment

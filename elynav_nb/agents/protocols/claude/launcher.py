@@ -19,10 +19,10 @@ from elynav_nb.agents.context import RunnerContext
 from elynav_nb.agents.definitions import find_agent_file, install_agents
 from elynav_nb.agents.hooks.rules import CLAUDE_HOOKS, claude_initialize_hooks
 from elynav_nb.agents.limits import TurnLimits
+from elynav_nb.agents.protocols.child_environment import build_child_environment
 from elynav_nb.agents.protocols.claude.launch import (
     ClaudeLaunch,
     agents_with_structured_output,
-    build_child_environment,
     build_claude_argv,
 )
 from elynav_nb.agents.protocols.claude.wire import ClaudeStreamWire, RequestServer
