@@ -6,7 +6,8 @@ a runner uses is decided here once (``plan_runner``); everything else reads the 
 
 - ``traits`` (``plan.ProtocolTraits``): the capabilities, the limitation and hook notes, the hook
   style (``control``, ``command``, ``kernel``), how kernel tools reach the CLI (``pipe`` or
-  ``loopback``), what it accepts (``cli_config``, a ``session_id`` of ours);
+  ``loopback``), what it accepts (``cli_config``, a ``session_id`` of ours), whether it reads the
+  agent from its file in the workspace (``agent_file_in_workspace``: claude);
 - ``location`` (``protocols/command.CliLocation``): how its CLI is found, and the hint when it is not;
 - ``launcher``: how to build its launch step (``protocols/launcher.py``: persistent, or a process per turn);
 - ``mode_variable``: the environment variable that picks the CLI's default mode;
