@@ -31,15 +31,15 @@ The office step prints as it goes (who works for whom, each ask as it ends), the
 and the history. An ask that runs out of time is a ``timeout`` reply, printed like the others.
 
 ``--cli codex`` / ``--cli gemini`` run the same demo on that CLI (always the real one: there is no
-stand-in for them; its own login, or a model API given by its environment variables), the office's
-two agents included. The exit code is 0 only when the turn and the office's ask both completed.
+stand-in for them, as their registry location says; its own login, or a model API given by its
+environment variables), the office's two agents included (the office's ``cli=``, as a runner keyword).
+The exit code is 0 only when the turn and the office's ask both completed.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
 import sys
 import tempfile
@@ -55,6 +55,7 @@ from elynav_nb.agents import (
     install_agents,
 )
 from elynav_nb.agents.locate import check_cli_name, locate_cli
+from elynav_nb.agents.protocols.registry import DEFAULT_CLI, location_of
 from elynav_nb.agents.transcript_display import event_text
 from elynav_nb.crm import write_mcp_config
 from elynav_nb.crm.demo_database import create_demo_database
@@ -91,7 +92,13 @@ CLI_INSTALL_COMMANDS = {
     "codex": "npm install -g @openai/codex",
     "gemini": "npm install -g @google/gemini-cli",
 }
-CLI_VARIABLES = {"claude": "ELYNAV_AGENT_CLI", "codex": "ELYNAV_CODEX_CLI", "gemini": "ELYNAV_GEMINI_CLI"}
+DEMO_CLIS = ("claude", "codex", "gemini")
+"""The CLIs the demo's script is known to run on (an ACP agent needs its command: not a demo choice)."""
+
+
+def runs_real(cli: str, real: bool) -> bool:
+    """Whether the demo runs the real ``cli``: asked to, or the CLI has no embedded stand-in (its location)."""
+    return real or not location_of(check_cli_name(cli)).standin_module
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -108,9 +115,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--real", action="store_true", help="use the real claude CLI (needs an account)")
     parser.add_argument(
         "--cli",
-        choices=("claude", "codex", "gemini"),
-        default="claude",
-        help="the agent CLI (codex and gemini are always the real ones; default: claude)",
+        choices=DEMO_CLIS,
+        default=DEFAULT_CLI,
+        help=f"the agent CLI (codex and gemini are always the real ones; default: {DEFAULT_CLI})",
     )
     parser.add_argument(
         "--timeout",
@@ -125,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     check_demo_agent(args.agent, args.workspace)
     if not args.prompt.strip():
         raise InvalidInput("--prompt is empty: give the demo a question, or leave --prompt out for its own")
-    if args.real or args.cli != "claude":
+    if runs_real(args.cli, args.real):
         check_real_cli(args.cli, real_flag=args.real)
     options = {
         "agent": args.agent,
@@ -169,11 +176,11 @@ def check_real_cli(cli: str, *, real_flag: bool) -> None:
     except CliNotFound as error:
         executable = error.details.get("executable")
         missing = (
-            f"the {cli} CLI {executable!r} named by ${CLI_VARIABLES[cli]} is not found (fix or unset it)"
+            f"the {cli} CLI {executable!r} named by ${location_of(cli_name).environment_variable} is not found (fix or unset it)"
             if executable
             else f"the {cli} CLI is not on PATH"
         )
-        flags = ([f"--cli {cli}"] if cli != "claude" else []) + (["--real"] if real_flag else [])
+        flags = ([f"--cli {cli}"] if cli != DEFAULT_CLI else []) + (["--real"] if real_flag else [])
         raise CliNotFound(
             f"{missing}; drop {' and '.join(flags)} to run the demo on the embedded stand-in "
             f"(`elynav demo`), or install it (`{CLI_INSTALL_COMMANDS[cli]}`), log in, and run "
@@ -243,11 +250,11 @@ async def run_demo(
     real: bool = False,
     timeout: float = 120.0,
     output: TextIO = sys.stdout,
-    cli: str = "claude",
+    cli: str = DEFAULT_CLI,
 ) -> tuple[TurnResult, Reply]:
     """Set up ``workspace``, run one turn, stream it to ``output``, print the summary line and the
     Docs document the agent wrote to; then one delegation through the office."""
-    real = real or cli != "claude"
+    real = runs_real(cli, real)
     prepare_workspace(workspace)
     async with DocsSandbox() as sandbox:
         document = sandbox.create_document(DEMO_DOCUMENT_TITLE)
@@ -299,22 +306,18 @@ async def run_office_step(
     timeout: float,
     environment: dict[str, str],
     output: TextIO,
-    cli: str = "claude",
+    cli: str = DEFAULT_CLI,
 ) -> Reply:
     """The orchestrator asks elynav-sdr through ``elynav ask``; the reply and the office's history are printed."""
     request = OFFICE_REQUEST if real else f"{OFFICE_REQUEST}\n@standin ask elynav-sdr {OFFICE_DELEGATION}"
     names = ("elynav-orchestrator", "elynav-sdr")
-    employees = (
-        list(names)
-        if cli == "claude"
-        else [dataclasses.replace(builtin_agents()[name], cli=cli) for name in names]
-    )
     office = Office(
         workspace,
-        employees,
+        list(names),
         executable=None if real else "standin",
         fallback_to_standin=not real,
         environment=environment,
+        cli=cli,  # every employee's runner: the plan reads it before the definitions' own
     )
     async with office:
         print(file=output)

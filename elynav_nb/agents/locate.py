@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from elynav_nb.agents.protocols.command import STANDIN, CliCommand, CliName, locate_command, standin_of
 from elynav_nb.agents.protocols.command import cli_version as _cli_version
-from elynav_nb.agents.protocols.registry import check_cli_name, choose_cli_mode, location_of
+from elynav_nb.agents.protocols.registry import DEFAULT_CLI, check_cli_name, choose_cli_mode, location_of
 
 __all__ = [
     "STANDIN",
@@ -38,7 +38,7 @@ def locate_cli(
     *,
     fallback_to_standin: bool = True,
     environment: Mapping[str, str] | None = None,
-    cli: CliName = "claude",
+    cli: CliName = DEFAULT_CLI,
 ) -> CliCommand:
     """The CLI to start (see the module docstring for the rules)."""
     return locate_command(

@@ -5,6 +5,11 @@ end that holds many conversations (the office does not use it: each employee kee
 It asks ``get_or_create(conversation_id, agent)`` for each message: the first call
 starts a runner, later calls reuse it while its process lives. A sweeper task stops runners left
 idle longer than ``idle_ttl`` seconds; ``stop_all()`` stops everything (bounded, no orphans).
+
+Every runner gets the same settings: ``runner_options`` (a ``RunnerOptions``, as given) or else
+``AgentRunner``'s keywords given to the manager (not both: ``INVALID_INPUT``), made into one
+``RunnerOptions`` once. ``runner_factory(agent, workspace, options)`` builds each runner
+(``AgentRunner.from_options`` by default; a test or a front end may wrap it).
 """
 
 from __future__ import annotations
@@ -17,32 +22,37 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elynav_nb.agents.definitions import AgentDefinition
+from elynav_nb.agents.options import RunnerOptions, options_or_keywords
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import InvalidInput
 
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["RunnerManager"]
+__all__ = ["RunnerFactory", "RunnerManager"]
+
+RunnerFactory = Callable[[AgentDefinition | str | None, Path, RunnerOptions], AgentRunner]
+"""How a manager builds a runner: ``(agent, workspace, options)`` (``AgentRunner.from_options``'s order)."""
 
 
 class RunnerManager:
-    """Keeps one ``AgentRunner`` per conversation id. ``runner_options`` go to every runner."""
+    """Keeps one ``AgentRunner`` per conversation id; every runner gets ``runner_options`` (or the keywords)."""
 
     def __init__(
         self,
         workspace: str | os.PathLike[str] = ".",
         *,
         idle_ttl: float = 900.0,
-        runner_factory: Callable[..., AgentRunner] = AgentRunner,
-        **runner_options: Any,
+        runner_factory: RunnerFactory | None = None,
+        runner_options: RunnerOptions | None = None,
+        **runner_keywords: Any,
     ) -> None:
         if idle_ttl <= 0:
             raise InvalidInput("idle_ttl must be a positive number of seconds")
         self.workspace = Path(workspace)
         self.idle_ttl = idle_ttl
-        self.runner_factory = runner_factory
-        self.runner_options = runner_options
+        self.runner_factory: RunnerFactory = runner_factory or AgentRunner.from_options
+        self.runner_options = options_or_keywords(runner_options, runner_keywords, whose="the runners'")
         self._runners: dict[str, AgentRunner] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._sweeper: asyncio.Task[None] | None = None
@@ -64,7 +74,7 @@ class RunnerManager:
                     f"conversation {conversation_id!r} belongs to agent {runner.agent_name!r}, not {agent_name!r}"
                 )
             if runner is None or runner.status == "closed":
-                runner = self.runner_factory(agent, self.workspace, **self.runner_options)
+                runner = self.runner_factory(agent, self.workspace, self.runner_options)
                 self._runners[conversation_id] = runner
             await runner.start()
             self._ensure_sweeper()

@@ -17,6 +17,9 @@ What is inside::
       hooks: HookSet                 hooks= normalised, hook_timeout applied
       tools: KernelToolSet | None    tools= gathered into one set
 
+A caller that makes runners for others takes either a ``RunnerOptions`` or ``AgentRunner``'s keywords, never
+both (``options_or_keywords``: the office, the ``RunnerManager``).
+
 ``TurnOptions`` is also what one ``send`` / ``ask`` / ``send_sync`` asks for (``TurnOptions.of``), laid over
 the runner's (``over``).
 """
@@ -35,6 +38,7 @@ from elynav_nb.agents.events import PermissionRequest
 from elynav_nb.agents.hooks.rules import DEFAULT_HOOK_TIMEOUT, Hooks, HookSet, normalise_hooks
 from elynav_nb.agents.limits import TurnLimits, check_limits
 from elynav_nb.agents.output_schema import OutputSchema, OutputSchemaSpec, output_schema_of
+from elynav_nb.errors import InvalidInput
 
 if TYPE_CHECKING:
     from elynav_nb.agents.tools.tool_set import KernelToolSet
@@ -46,6 +50,7 @@ __all__ = [
     "ProcessSettings",
     "RunnerOptions",
     "TurnOptions",
+    "options_or_keywords",
 ]
 
 PermissionHandler = Callable[[PermissionRequest], "bool | None | Awaitable[bool | None]"]
@@ -228,6 +233,24 @@ class RunnerOptions:
             hooks=normalise_hooks(hooks, default_timeout=hook_timeout),
             tools=_tool_set_of(tools),
         )
+
+
+def options_or_keywords(
+    options: RunnerOptions | None,
+    keywords: Mapping[str, Any],
+    *,
+    whose: str,
+    defaults: Mapping[str, Any] | None = None,
+) -> RunnerOptions:
+    """``options`` as given, else ``RunnerOptions.of`` the keywords laid over ``defaults``.
+
+    ``INVALID_INPUT`` when both are given (``whose``: the runners the settings are for, in the message).
+    """
+    if options is not None and keywords:
+        raise InvalidInput(f"give {whose} settings as runner_options or as keywords, not both")
+    if options is not None:
+        return options
+    return RunnerOptions.of(**{**(defaults or {}), **keywords})
 
 
 def _tool_set_of(tools: KernelToolSet | Sequence[Any] | Callable[..., Any] | None) -> KernelToolSet | None:

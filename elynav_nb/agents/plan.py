@@ -81,6 +81,9 @@ class ProtocolTraits:
     names_its_threads: bool = False  # the CLI names the conversation: session_id= is refused
     tool_rules_flag: str = ""  # the flag that takes the definition's tool rules (claude: --allowedTools)
     speaker: str = ""  # how its messages name the CLI ("" : by its name)
+    # the CLI reads the agent from its file in the workspace (.claude/agents): a built-in or given
+    # definition is written there before it starts (claude); else the definition travels with the launch
+    agent_file_in_workspace: bool = False
 
 
 @dataclass(frozen=True)

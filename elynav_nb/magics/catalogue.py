@@ -5,8 +5,9 @@ Where it sits: read by ``elynav_nb.magics.extension``; it asks ``agents.locate``
 nothing. The models column says how a model is chosen for each CLI: the names are the CLI's own,
 and a list of them cannot be read without an account (an ACP agent lists its own at session start).
 
-How data flows: the protocol registry's CLIs -> ``locate_cli`` per CLI (no fallback) -> one row each ->
-a DataFrame (``cli``, ``found``, ``stand-in``, ``modes``, ``models``).
+How data flows: the protocol registry's CLIs -> ``locate_cli`` per CLI (no fallback), and the notes of
+its entry (``models_note``, ``standin_note``: a protocol registered anywhere shows here) -> one row
+each -> a DataFrame (``cli``, ``found``, ``stand-in``, ``modes``, ``models``).
 """
 
 from __future__ import annotations
@@ -14,26 +15,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from elynav_nb.agents.locate import locate_cli
-from elynav_nb.agents.protocols.registry import cli_modes, cli_names
+from elynav_nb.agents.protocols.registry import cli_entry, cli_modes, cli_names
 from elynav_nb.errors import ElynavError
 
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["MODELS", "STANDINS", "cli_catalogue"]
-
-MODELS: dict[str, str] = {
-    "claude": "sonnet, opus, haiku (aliases) or a full model id: model: in the agent file, or model=",
-    "codex": "the codex account's models (model= or cli_config); claude aliases fall back to its default",
-    "gemini": "gemini-2.5-pro, gemini-2.5-flash... (model=); claude aliases fall back to its default",
-    "acp": "the agent lists its models at session start; model= / runner.set_model picks one",
-}
-STANDINS: dict[str, str] = {
-    "claude": "executable='standin' (elynav-claude-standin; used when claude is not found)",
-    "codex": "none (tests run the real codex on FakeModelApi)",
-    "gemini": "none (tests run the real gemini on FakeModelApi)",
-    "acp": "executable='standin' (elynav-acp-standin)",
-}
+__all__ = ["cli_catalogue"]
 
 
 def cli_catalogue() -> pandas.DataFrame:
@@ -51,9 +39,18 @@ def cli_catalogue() -> pandas.DataFrame:
             {
                 "cli": cli,
                 "found": found,
-                "stand-in": STANDINS[cli],
+                "stand-in": _standin(cli),
                 "modes": ", ".join(cli_modes(cli)),
-                "models": MODELS[cli],
+                "models": cli_entry(cli).models_note,
             }
         )
     return pandas.DataFrame(rows, columns=["cli", "found", "stand-in", "modes", "models"])
+
+
+def _standin(cli: str) -> str:
+    """The entry's stand-in note, else its location's stand-in script, else none."""
+    entry = cli_entry(cli)
+    if entry.standin_note:
+        return entry.standin_note
+    script = entry.location.standin_script
+    return f"executable='standin' ({script})" if script else "none"

@@ -8,8 +8,7 @@ button (a kernel interrupt) cancels the turn or the ask, bounded, as the Cancel 
 
 Magics (their command lines and help are the parsers of ``parsers.py``: ``%agent --help``)::
 
-    %%agent NAME [--cli claude|codex|gemini] [-o VAR] [--timeout S] [--schema VAR]
-                                                                     the cell body is the message
+    %%agent NAME [--cli CLI] [-o VAR] [--timeout S] [--schema VAR]    the cell body is the message
     %agent NAME message...                                           the same on one line
     %%ask NAME [--office VAR] [-o VAR] [--timeout S] [--schema VAR]  through a running office
     %office  %agents  %elynav_history                                 the board, the agents, the history
@@ -21,7 +20,9 @@ Magics (their command lines and help are the parsers of ``parsers.py``: ``%agent
 to ``VAR`` and to ``_``. ``--schema VAR`` names a schema in the namespace (a JSON Schema dict, a
 pydantic model, a ``TypedDict``, ``list[Model]``): the answer is structured, ``result.data`` holds it
 and ``result.to_frame()`` its rows (``OUTPUT_INVALID`` when it does not match). One runner per agent
-and CLI per kernel, kept across cells (the conversation goes on). Defaults are traits:
+and CLI per kernel, kept across cells (the conversation goes on). Which CLI is the runner's plan
+(``plan_runner``: ``--cli``, else the ``cli`` trait, else the agent's own, else the default one); ``--cli``
+takes the protocol registry's names, and nothing here branches on a CLI's name. Defaults are traits:
 ``%config ElynavMagics.workspace = "ws"`` (also ``executable``, ``cli``, ``cli_mode``, ``timeout``),
 like jupyter-ai's ``%config AiMagics``.
 
@@ -58,6 +59,7 @@ from elynav_nb.agents import (
     load_agents,
 )
 from elynav_nb.agents.output_schema import output_schema_of
+from elynav_nb.agents.protocols.registry import DEFAULT_CLI, plan_runner
 from elynav_nb.agents.transcript_display import event_text
 from elynav_nb.errors import AgentBusy, AgentNotFound, ElynavError, InvalidInput
 from elynav_nb.magics.catalogue import cli_catalogue
@@ -80,10 +82,10 @@ class ElynavMagics(Magics):
     executable = Unicode(
         "", help="the CLI command ('standin' for claude's stand-in; '' for the real one)"
     ).tag(config=True)
-    cli = Unicode("", help="the CLI when a cell names none ('' for the agent's own, else claude)").tag(
-        config=True
-    )
-    cli_mode = Unicode("", help="codex's mode ('' for app-server)").tag(config=True)
+    cli = Unicode(
+        "", help=f"the CLI when a cell names none ('' for the agent's own, else {DEFAULT_CLI})"
+    ).tag(config=True)
+    cli_mode = Unicode("", help="the CLI's mode ('' for its default: codex app-server)").tag(config=True)
     timeout = Float(600.0, help="seconds a turn or an ask may take from a cell").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
@@ -137,13 +139,20 @@ class ElynavMagics(Magics):
             rows.append(
                 {
                     "agent": definition.name,
-                    "cli": definition.cli or "claude",
+                    "cli": self._cli_of(definition),
                     "description": definition.description,
                     "state": state,
                     "turns": sum(len(runner.history) for runner in runners),
                 }
             )
         return pandas.DataFrame(rows, columns=["agent", "cli", "description", "state", "turns"])
+
+    def _cli_of(self, definition: AgentDefinition) -> str:
+        """The CLI a cell naming this agent runs (its plan's); an unknown one as the agent file names it."""
+        try:
+            return plan_runner(definition, Path(self.workspace), cli=self.cli or None, cli_mode=None).cli
+        except ElynavError:
+            return definition.cli or ""
 
     @line_magic
     def elynav_history(self, line: str) -> Any:
@@ -316,18 +325,23 @@ class ElynavMagics(Magics):
                 f"built-in agents; choose one of: {', '.join(sorted(definitions))}",
                 details={"agent": name},
             )
-        chosen_cli = cli or self.cli or definition.cli or "claude"
-        key = (definition.name, chosen_cli)
+        plan = plan_runner(
+            definition,
+            Path(self.workspace).resolve(),
+            cli=cli or self.cli or None,
+            cli_mode=self.cli_mode or None,
+        )
+        key = (definition.name, plan.cli)
         runner = self.runners.get(key)
-        if chosen_cli == "claude" and find_agent_file(self.workspace, definition.name) is None:
+        if plan.protocol.agent_file_in_workspace and find_agent_file(self.workspace, definition.name) is None:
             folder = Path(self.workspace).resolve() / ".claude" / "agents"
-            print(f"{definition.name}: a built-in agent, written to {folder} where claude reads agents")
+            print(f"{definition.name}: a built-in agent, written to {folder} where {plan.cli} reads agents")
         if runner is None or runner.status == "closed":
             runner = AgentRunner(
                 definition,
                 self.workspace,
-                cli=chosen_cli,
-                cli_mode=self.cli_mode or None,
+                cli=plan.cli,
+                cli_mode=plan.mode,
                 executable=self.executable or None,
             )
             self.runners[key] = runner

@@ -11,7 +11,9 @@ How data flows::
     a bad line          -> ``INVALID_INPUT`` with the usage (never ``SystemExit``: the kernel goes on)
 
 The cell form (``%%agent NAME``) takes its message from the cell body; the line form
-(``%agent NAME message...``) from the rest of the line: each has its own usage line.
+(``%agent NAME message...``) from the rest of the line: each has its own usage line. ``--cli`` takes
+the protocol registry's CLI names as they are when the line is parsed (a protocol registered later
+is a choice too).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, NoReturn
 
+from elynav_nb.agents.protocols.registry import cli_names
 from elynav_nb.errors import InvalidInput
 from elynav_nb.office.ask_command import positive_seconds
 
@@ -64,7 +67,12 @@ def _agent_parser(cell: bool) -> MagicParser:
         ),
     )
     parser.add_argument("name", help=_NAME_HELP)
-    parser.add_argument("--cli", choices=("claude", "codex", "gemini"), default=None, help="the agent CLI")
+    parser.add_argument(
+        "--cli",
+        choices=cli_names(),
+        default=None,
+        help="the agent CLI (default: ElynavMagics.cli, else the agent's own)",
+    )
     parser.add_argument("-o", "--output", dest="variable", default=None, help="store the TurnResult here")
     parser.add_argument(
         "--timeout", type=positive_seconds, default=None, help="seconds (default: ElynavMagics.timeout)"

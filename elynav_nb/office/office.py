@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from elynav_nb._display import rich_bundle, view_for
 from elynav_nb.agents.definitions import AgentDefinition
-from elynav_nb.agents.options import RunnerOptions
+from elynav_nb.agents.options import RunnerOptions, options_or_keywords
 from elynav_nb.agents.output_schema import output_schema_of
 from elynav_nb.agents.runner import AgentRunner
 from elynav_nb.errors import (
@@ -136,22 +136,20 @@ class Office:
         self.listen = listen
         self.attach = attach
         self.attachment: Attachment | None = None  # set when start() attached to the serving office
-        if runner_options is not None and runner_keywords:
-            raise InvalidInput("give the employees' settings as runner_options or as keywords, not both")
-        if runner_options is None:
-            # A turn may last as long as its ask (waiting on a delegated ask is silence on stdout too);
-            # the office's history file keeps every ask. A tool outside the agent's list asks the user
-            # (the board shows Allow / Deny on the ask's row); nobody answering denies it after
-            # permission_timeout, so a silent prompt never holds the queue.
-            defaults = {
-                "turn_timeout": ask_timeout,
-                "tool_idle_timeout": ask_timeout,
-                "history_limit": 100,
-                "permission_prompts": True,
-                "permission_timeout": 60.0,
-            }
-            runner_options = RunnerOptions.of(**{**defaults, **runner_keywords})
-        self.runner_options = runner_options
+        # A turn may last as long as its ask (waiting on a delegated ask is silence on stdout too);
+        # the office's history file keeps every ask. A tool outside the agent's list asks the user
+        # (the board shows Allow / Deny on the ask's row); nobody answering denies it after
+        # permission_timeout, so a silent prompt never holds the queue.
+        defaults = {
+            "turn_timeout": ask_timeout,
+            "tool_idle_timeout": ask_timeout,
+            "history_limit": 100,
+            "permission_prompts": True,
+            "permission_timeout": 60.0,
+        }
+        self.runner_options = options_or_keywords(
+            runner_options, runner_keywords, whose="the employees'", defaults=defaults
+        )
         # agent name -> its kernel tools, as AgentRunner(tools=...) takes them (refused here when bad)
         self.tools: dict[str, Any] = {}
         if tools:

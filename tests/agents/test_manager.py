@@ -1,4 +1,4 @@
-"""RunnerManager: reuse per conversation, idle TTL, stop_all leaves nothing running."""
+"""RunnerManager: reuse per conversation, idle TTL, stop_all leaves nothing running, its runners' settings."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from elynav_nb.agents import AgentRunner, RunnerOptions
 from elynav_nb.agents.manager import RunnerManager
 from elynav_nb.errors import InvalidInput
 
@@ -73,3 +74,31 @@ async def test_a_busy_runner_is_not_swept(tmp_path):
     assert "conversation-1" in manager
     await turn.cancel()
     await manager.stop_all()
+
+
+@pytest.mark.anyio
+async def test_every_runner_gets_the_runner_options_given(tmp_path):
+    options = RunnerOptions.of(executable=fake_cli_command(), turn_timeout=42.0, max_turns=3)
+    made = []
+
+    def factory(agent, workspace, runner_options):
+        made.append((agent, workspace, runner_options))
+        return AgentRunner.from_options(agent, workspace, runner_options)
+
+    async with RunnerManager(tmp_path, runner_options=options, runner_factory=factory) as manager:
+        assert manager.runner_options is options
+        runner = await manager.get_or_create("conversation-1", None)
+        assert runner.options.bounds.turn == 42.0 and runner.options.turn.limits.max_turns == 3
+        assert (await runner.send("hi")).text == "echo: hi"
+    assert made == [(None, tmp_path, options)]
+
+
+def test_keywords_become_one_runner_options(tmp_path):
+    manager = RunnerManager(tmp_path, executable=fake_cli_command(), idle_timeout=7.0)
+    assert isinstance(manager.runner_options, RunnerOptions)
+    assert manager.runner_options.bounds.idle == 7.0
+
+
+def test_options_and_keywords_together_are_refused(tmp_path):
+    with pytest.raises(InvalidInput, match="runner_options or as keywords"):
+        RunnerManager(tmp_path, runner_options=RunnerOptions.of(), model="sonnet")

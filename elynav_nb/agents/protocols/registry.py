@@ -6,10 +6,15 @@ a runner uses is decided here once (``plan_runner``); everything else reads the 
 
 - ``traits`` (``plan.ProtocolTraits``): the capabilities, the limitation and hook notes, the hook
   style (``control``, ``command``, ``kernel``), how kernel tools reach the CLI (``pipe`` or
-  ``loopback``), what it accepts (``cli_config``, a ``session_id`` of ours);
+  ``loopback``), what it accepts (``cli_config``, a ``session_id`` of ours), whether it reads the
+  agent from its file in the workspace (``agent_file_in_workspace``: claude);
 - ``location`` (``protocols/command.CliLocation``): how its CLI is found, and the hint when it is not;
 - ``launcher``: how to build its launch step (``protocols/launcher.py``: persistent, or a process per turn);
-- ``mode_variable``: the environment variable that picks the CLI's default mode.
+- ``mode_variable``: the environment variable that picks the CLI's default mode;
+- ``models_note``, ``standin_note``: how a model is chosen, and its stand-in (``%elynav list``).
+
+What belongs to a CLI whatever its mode (``location``, ``mode_variable``, the notes) is read from its
+first (default) entry: ``cli_entry``.
 
 Adding a protocol is one folder and one ``register_protocol(ProtocolEntry(...))``; the built-in
 entries are the table below. No I/O here but ``plan_runner`` reading the agent file a name points to.
@@ -60,6 +65,7 @@ __all__ = [
     "capabilities_of",
     "check_cli_name",
     "choose_cli_mode",
+    "cli_entry",
     "cli_modes",
     "cli_names",
     "launcher_for",
@@ -82,6 +88,8 @@ class ProtocolEntry:
     location: CliLocation
     launcher: Callable[[], Launcher]
     mode_variable: str = ""  # the environment variable that picks the CLI's default mode ("": none)
+    models_note: str = ""  # how a model is chosen for this CLI ("": nothing to say)
+    standin_note: str = ""  # its stand-in ("": the location's stand-in script, else none)
 
 
 _ENTRIES: dict[tuple[str, str], ProtocolEntry] = {}
@@ -135,7 +143,8 @@ def check_cli_name(name: str) -> CliName:
     )
 
 
-def _first_entry(cli: CliName) -> ProtocolEntry:
+def cli_entry(cli: CliName) -> ProtocolEntry:
+    """The default-mode entry of ``cli``: what belongs to the CLI whatever its mode (``INVALID_INPUT`` if unknown)."""
     return _ENTRIES[(check_cli_name(cli), cli_modes(cli)[0])]
 
 
@@ -145,7 +154,7 @@ def choose_cli_mode(cli: CliName, mode: str | None, environment: Mapping[str, st
     ``INVALID_INPUT`` for a mode the CLI has not.
     """
     environment = os.environ if environment is None else environment
-    variable = _first_entry(cli).mode_variable
+    variable = cli_entry(cli).mode_variable
     chosen = mode or (environment.get(variable) if variable else None) or cli_modes(cli)[0]
     if chosen not in cli_modes(cli):
         raise InvalidInput(
@@ -162,7 +171,7 @@ def protocol_entry(cli: CliName, mode: str | None = None) -> ProtocolEntry:
 
 def location_of(cli: CliName) -> CliLocation:
     """Where ``cli`` is looked for (``INVALID_INPUT`` for an unknown CLI)."""
-    return _first_entry(cli).location
+    return cli_entry(cli).location
 
 
 def capabilities_of(cli: CliName, mode: str | None = None) -> Capabilities:
@@ -226,6 +235,9 @@ def _definition_named(name: str | None, workspace: Path) -> tuple[AgentDefinitio
 
 # -- the built-in protocols ------------------------------------------------------------------------
 
+_CODEX_MODELS = "the codex account's models (model= or cli_config); claude aliases fall back to its default"
+_CODEX_STANDIN = "none (tests run the real codex on FakeModelApi)"
+
 register_protocol(
     ProtocolEntry(
         "claude",
@@ -249,9 +261,12 @@ register_protocol(
             accepts_cli_config=False,
             tool_rules_flag="--allowedTools",
             speaker="the agent CLI",
+            agent_file_in_workspace=True,
         ),
         CLAUDE_LOCATION,
         ClaudeLauncher,
+        models_note="sonnet, opus, haiku (aliases) or a full model id: model: in the agent file, or model=",
+        standin_note="executable='standin' (elynav-claude-standin; used when claude is not found)",
     )
 )
 register_protocol(
@@ -279,6 +294,8 @@ register_protocol(
         CODEX_LOCATION,
         CodexAppServerLauncher,
         mode_variable="ELYNAV_CODEX_MODE",
+        models_note=_CODEX_MODELS,
+        standin_note=_CODEX_STANDIN,
     )
 )
 register_protocol(
@@ -307,6 +324,8 @@ register_protocol(
         CODEX_LOCATION,
         CodexExecLauncher,
         mode_variable="ELYNAV_CODEX_MODE",
+        models_note=_CODEX_MODELS,
+        standin_note=_CODEX_STANDIN,
     )
 )
 register_protocol(
@@ -334,6 +353,8 @@ register_protocol(
         ),
         GEMINI_LOCATION,
         GeminiLauncher,
+        models_note="gemini-2.5-pro, gemini-2.5-flash... (model=); claude aliases fall back to its default",
+        standin_note="none (tests run the real gemini on FakeModelApi)",
     )
 )
 register_protocol(
@@ -360,5 +381,7 @@ register_protocol(
         ),
         ACP_LOCATION,
         AcpLauncher,
+        models_note="the agent lists its models at session start; model= / runner.set_model picks one",
+        standin_note="executable='standin' (elynav-acp-standin)",
     )
 )
