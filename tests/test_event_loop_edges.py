@@ -16,6 +16,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -187,4 +188,32 @@ def test_office_submit_from_another_running_loop_is_loop_mismatch(tmp_path: Path
         assert office.history().empty  # nothing was queued
     finally:
         loop.run_until_complete(office.stop())
+        loop.close()
+
+
+def test_an_attached_offices_cancel_outside_its_loop_goes_out_when_the_loop_runs_again(
+    tmp_path: Path,
+) -> None:
+    loop = asyncio.new_event_loop()  # terminal IPython's loop: it runs only during `await` lines
+    workspace = tmp_path / "workspace"
+    host = Office(workspace, [worker("w-a")], executable="standin", stop_bounds=FAST_STOP)
+    guest = Office(workspace, [worker("w-a")], executable="standin", stop_bounds=FAST_STOP)
+    try:
+        loop.run_until_complete(host.start())
+        loop.run_until_complete(guest.start())  # finds the host: attaches to it
+        assert guest.attachment is not None
+
+        async def submitted() -> Any:
+            ask = guest.submit("w-a", "@standin slow 20\nlong")
+            while ask.remote is None:  # accepted by the host
+                await asyncio.sleep(0.05)
+            return ask
+
+        ask = loop.run_until_complete(asyncio.wait_for(submitted(), 30))
+        guest.cancel(ask)  # a line without `await`: no loop runs
+        reply = loop.run_until_complete(asyncio.wait_for(asyncio.shield(ask.settled()), 30))
+        assert reply.outcome == "cancelled"
+    finally:
+        loop.run_until_complete(guest.stop())
+        loop.run_until_complete(host.stop())
         loop.close()
