@@ -18,6 +18,9 @@ The tree::
     ├── InvalidInput                    INVALID_INPUT
     │   ├── AgentDefinitionInvalid      AGENT_DEFINITION_INVALID
     │   ├── SyncCallInsideLoop          SYNC_CALL_INSIDE_LOOP
+    │   ├── NoRunningLoop               NO_RUNNING_LOOP
+    │   ├── LoopMismatch                LOOP_MISMATCH
+    │   ├── LoopEnded                   LOOP_ENDED
     │   └── UnsupportedBlockType        UNSUPPORTED_BLOCK_TYPE
     ├── NotFound                        NOT_FOUND
     │   ├── AgentNotFound               AGENT_NOT_FOUND
@@ -104,7 +107,10 @@ __all__ = [
     "InvalidInput",
     "KernelDied",
     "LimitReached",
+    "LoopEnded",
+    "LoopMismatch",
     "MaxTurnsReached",
+    "NoRunningLoop",
     "NotAllowed",
     "NotFound",
     "NotebookNotFound",
@@ -183,6 +189,29 @@ class SyncCallInsideLoop(InvalidInput):
     """A blocking ``*_sync`` call was made on the event loop that runs the object: use ``await``."""
 
     code = "SYNC_CALL_INSIDE_LOOP"
+
+
+class NoRunningLoop(InvalidInput):
+    """A call that starts asyncio work at once (``runner.send``, ``office.submit``) was made where no
+    event loop runs (plain Python): ``await`` it in a notebook or async code, or use the ``*_sync``
+    method in a script."""
+
+    code = "NO_RUNNING_LOOP"
+
+
+class LoopMismatch(InvalidInput):
+    """The object belongs to another event loop than the one running here (started in another
+    thread's loop, or by a ``*_sync`` call on the private loop): use it from its own loop, or only
+    through its ``*_sync`` methods."""
+
+    code = "LOOP_MISMATCH"
+
+
+class LoopEnded(InvalidInput):
+    """The event loop the object belongs to has ended (closed, as ``asyncio.run`` does when it
+    returns): nothing can run on it any more; make a new object."""
+
+    code = "LOOP_ENDED"
 
 
 class UnsupportedBlockType(InvalidInput):

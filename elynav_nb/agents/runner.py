@@ -37,7 +37,8 @@ ends with outcome ``limit`` (``limits.py`` says who counts what on each CLI).
 
 Cells and loops: a runner belongs to the event loop it was started on; every cell of a kernel
 runs on that loop, so a runner started in one cell is used and stopped in others (no cancel
-scope crosses tasks). The ``*_sync`` methods run the runner on a private loop instead.
+scope crosses tasks). The ``*_sync`` methods run the runner on a private loop instead. Used off its
+loop, it raises ``NO_RUNNING_LOOP``, ``LOOP_MISMATCH`` or ``LOOP_ENDED`` (``_sync.py`` says when).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elynav_nb._display import rich_bundle
-from elynav_nb._sync import private_loop, run_sync
+from elynav_nb._sync import await_on_owner_loop, private_loop, require_loop, run_sync
 from elynav_nb.agents.context import RunnerContext
 from elynav_nb.agents.conversation import Conversation, RunnerStatus
 from elynav_nb.agents.definitions import AgentDefinition
@@ -455,6 +456,8 @@ class AgentRunner:
         )
 
     def _send(self, text: str | list[dict[str, Any]], asked: TurnOptions) -> Turn:
+        remedy = "`await runner.send(...)` in a notebook or async code, or runner.send_sync(...) in a script"
+        loop = require_loop(self._driver.loop, call="runner.send()", owner="this runner", remedy=remedy)
         if self.busy:
             raise AgentBusy(
                 f"agent {self.agent_name or 'default'} is already in a turn; await it or cancel it first"
@@ -477,7 +480,7 @@ class AgentRunner:
             count_model_turns=not self.capabilities.cli_keeps_limits,
         )
         driver.current_turn = turn
-        turn.task = asyncio.get_running_loop().create_task(driver.drive_turn(turn, text))
+        turn.task = loop.create_task(driver.drive_turn(turn, text))
         for listener in list(self._turn_listeners):
             listener(turn)
         return turn
@@ -525,8 +528,12 @@ class AgentRunner:
     # -- stopping -------------------------------------------------------------------------------------
 
     async def stop(self) -> None:
-        """Cancel the turn in flight, stop the CLI in bounded steps, leave no process behind. Idempotent."""
-        await self._driver.stop()
+        """Cancel the turn in flight, stop the CLI in bounded steps, leave no process behind. Idempotent.
+        Awaited on another loop than the runner's (started by ``start_sync``), it runs on the runner's."""
+        if not self._loop_ended_with_nothing_left():
+            await await_on_owner_loop(
+                self._driver.stop(), self._driver.loop, call="runner.stop()", owner="this runner"
+            )
 
     async def restart(self) -> AgentRunner:
         """Stop the process and start a new one on the same conversation (``--resume``)."""
@@ -546,7 +553,7 @@ class AgentRunner:
 
     def start_sync(self) -> AgentRunner:
         """Blocking ``start()`` (the runner then lives on the private loop)."""
-        return run_sync(self.start(), owner_loop=self._sync_loop())
+        return run_sync(self.start(), owner_loop=self._sync_loop(), owner="this runner")
 
     def send_sync(
         self,
@@ -565,13 +572,16 @@ class AgentRunner:
         async def send_and_wait() -> TurnResult:
             return await self._send(text, asked)
 
-        return run_sync(send_and_wait(), owner_loop=self._sync_loop())
+        return run_sync(send_and_wait(), owner_loop=self._sync_loop(), owner="this runner")
 
     def stop_sync(self) -> None:
         """Blocking ``stop()``."""
-        if self._driver.loop is None:
-            return
-        run_sync(self.stop(), owner_loop=self._driver.loop)
+        if self._driver.loop is not None and not self._loop_ended_with_nothing_left():
+            run_sync(self.stop(), owner_loop=self._driver.loop, owner="this runner")
+
+    def _loop_ended_with_nothing_left(self) -> bool:
+        """The runner's loop is closed (``asyncio.run`` returned) and its CLI gone: nothing to stop."""
+        return self._driver.loop is not None and self._driver.loop.is_closed() and not self._driver.is_running
 
     # -- display -------------------------------------------------------------------------------------
 

@@ -11,7 +11,9 @@ How data flows::
            a task keeps the mirrors current from every later snapshot and tells the listeners
     submit(to, text) -> AttachedAsk at once; a task sends the streamed ask (OfficeClient.submit)
            -> its id once accepted; ``await ask`` -> its Reply (a refusal raises its typed error)
-    cancel(ask or id) -> the ask's own connection ("cancel"), or OfficeClient.cancel(id)
+    cancel(ask or id) -> the ask's own connection ("cancel"), or OfficeClient.cancel(id); called where
+           the kernel's loop does not run (a terminal IPython line without ``await``), it goes out
+           as soon as that loop runs again
     history() -> the workspace's history file, read as the host writes it (one history)
     stop() -> the watch ends; asks of this kernel still running are cancelled by the office as
            their connections close (nobody waits for them any more)
@@ -25,12 +27,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Coroutine, Generator
 from datetime import datetime
 from typing import Any
 
 from elynav_nb.agents.events import PermissionRequest
-from elynav_nb.errors import AskNotFound, ElynavError
+from elynav_nb.errors import AskNotFound, ElynavError, LoopEnded
 from elynav_nb.office.asks import Reply, ask_row
 from elynav_nb.office.client import OfficeClient, RemoteAsk
 
@@ -183,8 +185,9 @@ class AttachedAsk:
 
     def cancel(self) -> AttachedAsk:
         self._cancel_asked = True
-        if self.remote is not None:
-            asyncio.get_running_loop().create_task(self.remote.cancel())
+        remote = self.remote
+        if remote is not None:
+            _start_on(self._done.get_loop(), remote.cancel)
         return self
 
     def settled(self) -> asyncio.Future[Reply]:
@@ -205,6 +208,22 @@ class AttachedAsk:
         return f"<Ask {self.id or '(sending)'} {self.status} user -> {self.agent} (attached)>"
 
 
+def _start_on(
+    loop: asyncio.AbstractEventLoop, make_coroutine: Callable[[], Coroutine[Any, Any, Any]]
+) -> None:
+    """Start ``make_coroutine()`` as a task of ``loop``: at once on that loop, else as soon as it runs."""
+    if loop.is_closed():
+        raise LoopEnded("this office's event loop has ended: nothing more can be sent to the host office")
+    try:
+        running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        loop.create_task(make_coroutine())
+    else:
+        loop.call_soon_threadsafe(lambda: loop.create_task(make_coroutine()))
+
+
 class Attachment:
     """This kernel's view of the host office (see the module docstring)."""
 
@@ -216,9 +235,11 @@ class Attachment:
         self.asks: list[AskMirror] = []
         self.sent: list[AttachedAsk] = []
         self._watch: asyncio.Task[None] | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None  # the kernel's loop, from start() on
 
     async def start(self, timeout: float = 30.0) -> None:
         """Read the first snapshot (bounded), then follow the host in a task."""
+        self.loop = asyncio.get_running_loop()
         snapshots = self.client.watch()
         first = await asyncio.wait_for(anext(snapshots), timeout)
         self._apply(first)
@@ -269,7 +290,8 @@ class Attachment:
         return ask
 
     def cancel(self, ask_id: str) -> None:
-        asyncio.get_running_loop().create_task(self._cancel(ask_id))
+        assert self.loop is not None  # started
+        _start_on(self.loop, lambda: self._cancel(ask_id))
 
     async def _cancel(self, ask_id: str) -> None:
         with contextlib.suppress(ElynavError):

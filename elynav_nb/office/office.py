@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from elynav_nb._display import rich_bundle, view_for
+from elynav_nb._sync import require_loop
 from elynav_nb.agents.definitions import AgentDefinition
 from elynav_nb.agents.options import RunnerOptions, options_or_keywords
 from elynav_nb.agents.output_schema import output_schema_of
@@ -448,17 +449,15 @@ class Office:
             raise RunnerClosed(f"the office is {self.status}: make a new Office")
 
     def _require_own_loop(self, method: str) -> None:
-        """``INVALID_INPUT`` outside the office's event loop (terminal IPython runs it only in ``await`` lines)."""
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is not self.engine.loop:
-            raise InvalidInput(
-                f"office.{method}() runs on the office's event loop, which does not run here: call it from "
-                "a coroutine or a line with `await` (in terminal IPython: `reply = await office.ask(...)`)",
-                details={"method": method},
-            )
+        """``NO_RUNNING_LOOP`` outside any running loop (terminal IPython runs it only in ``await`` lines),
+        ``LOOP_MISMATCH`` on another loop, ``LOOP_ENDED`` once the office's loop is closed."""
+        require_loop(
+            self.engine.loop,
+            call=f"office.{method}()",
+            owner="this office",
+            remedy="it runs on the office's event loop: call it from a coroutine or a line with `await` "
+            "(in terminal IPython: `reply = await office.ask(...)`)",
+        )
 
     def _parent_for(self, sender: str, parent: Ask | str | None) -> Ask | None:
         if parent is None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from elynav_nb.errors import InvalidInput
+from elynav_nb.errors import InvalidInput, NoRunningLoop
 from elynav_nb.office import Office
 
 from .conftest import FAST_STOP, worker
@@ -27,9 +27,10 @@ def test_submit_outside_the_offices_running_loop_is_a_typed_error_and_the_office
     office = Office(tmp_path / "workspace", [worker("w-a")], executable="standin", stop_bounds=FAST_STOP)
     try:
         loop.run_until_complete(office.start())  # an `await` line
-        with pytest.raises(InvalidInput) as caught:  # a line without `await`: no loop runs
+        with pytest.raises(NoRunningLoop) as caught:  # a line without `await`: no loop runs
             office.submit("w-a", "Bonjour")
-        assert caught.value.code == "INVALID_INPUT" and "await office.ask(" in str(caught.value)
+        assert isinstance(caught.value, InvalidInput) and caught.value.code == "NO_RUNNING_LOOP"
+        assert "await office.ask(" in str(caught.value)
         assert office.history().empty  # nothing was queued
         reply = loop.run_until_complete(office.ask("w-a", "Bonjour"))
         assert reply.outcome == "done"

@@ -41,7 +41,14 @@ from elynav_nb.agents.protocols.launcher import Launcher
 from elynav_nb.agents.protocols.per_turn import PerTurnAdapter, merged_limitations
 from elynav_nb.agents.results import Outcome, TurnResult, main_text
 from elynav_nb.agents.turn import Turn
-from elynav_nb.errors import AgentProcessError, AgentTimeout, ElynavError, InvalidInput, OutputInvalid
+from elynav_nb.errors import (
+    AgentProcessError,
+    AgentTimeout,
+    ElynavError,
+    LoopEnded,
+    LoopMismatch,
+    OutputInvalid,
+)
 
 if TYPE_CHECKING:
     from elynav_nb.agents.tools.loopback_server import LoopbackMcpServer
@@ -129,7 +136,12 @@ class Driver(ABC):
         """Bind to the running loop, wait for a background stop, then ``prepare`` once (locked)."""
         loop = asyncio.get_running_loop()
         if self.loop is not None and self.loop is not loop:
-            raise InvalidInput("this runner belongs to another event loop; use it from that loop")
+            if self.loop.is_closed():
+                raise LoopEnded(
+                    "this runner belongs to an event loop that has ended (asyncio.run returned): make a "
+                    "new runner (resume=its session_id goes on with the conversation)"
+                )
+            raise LoopMismatch("this runner belongs to another event loop; use it from that loop")
         self.loop = loop
         self._guard_the_loop(loop)
         stopping = self.stopping
