@@ -22,7 +22,9 @@ from tests.kernel import Kernel  # noqa: E402 (after the skip)
 pytestmark = pytest.mark.slow
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-SNIPPET = re.compile(r"^(<!-- readme-snippet: (\w+)[^\n]*-->\n)?```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
+SNIPPET = re.compile(
+    r"^(<!-- readme-snippet: (\w+)[^\n]*-->\n)?```python\n(.*?)^```", re.MULTILINE | re.DOTALL
+)
 
 
 def readme_snippets(tier: str = "standin") -> list[tuple[int, str]]:

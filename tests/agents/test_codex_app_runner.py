@@ -44,7 +44,10 @@ def workspace(tmp_path) -> Path:
 
 def fake_runner(workspace: Path, mode: str = "echo", log: Path | None = None, **options) -> AgentRunner:
     switch_mode(workspace, mode)
-    environment = {"FAKE_MODE_FILE": str(workspace.parent / "fake-mode"), **({"FAKE_LOG": str(log)} if log else {})}
+    environment = {
+        "FAKE_MODE_FILE": str(workspace.parent / "fake-mode"),
+        **({"FAKE_LOG": str(log)} if log else {}),
+    }
     runner = AgentRunner(
         options.pop("definition", DEFINITION),
         workspace,

@@ -214,7 +214,11 @@ class LabServer(ClosedOnExit):
             _write_user_settings(home / "settings")
             for _attempt in range(PORT_ATTEMPTS):  # a free port can be taken between our probe and the bind
                 server = cls._launch(
-                    home, timeout=timeout, idle_shutdown_s=idle_shutdown_s, extra_args=extra_args, launcher=launcher
+                    home,
+                    timeout=timeout,
+                    idle_shutdown_s=idle_shutdown_s,
+                    extra_args=extra_args,
+                    launcher=launcher,
                 )
                 if server is not None:
                     return server

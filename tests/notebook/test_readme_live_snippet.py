@@ -24,7 +24,9 @@ pytestmark = [needs(LIVE, live_missing()), pytest.mark.live, pytest.mark.anyio]
 async def test_the_readme_live_snippets_run_as_written_in_a_notebook_kernel(live_server, notebook_path):
     snippets = readme_snippets("live")
     assert snippets, "the README has no live snippet"
-    async with LiveNotebook.open(notebook_path, server_url=live_server.base_url, token=live_server.token) as nb:
+    async with LiveNotebook.open(
+        notebook_path, server_url=live_server.base_url, token=live_server.token
+    ) as nb:
         kernel_id = await nb.api.start_kernel_for(notebook_path)
         kernel = KernelClient(nb.api, kernel_id)
         try:

@@ -75,6 +75,7 @@ class StopBounds:
 
 LEFTOVER_SCAN_DELAY = 0.05  # seconds between a turn's end and the scan for what its tools left running
 
+
 class StderrTail:
     """The last ``max_bytes`` of a stream, for error messages (secrets redacted on read)."""
 
