@@ -21,19 +21,14 @@ How data flows::
       -> the driver writes the prompt -> stdout lines -> the wire's decoder -> events -> turn
       -> the end of the turn -> TurnResult (``runner.history``); ``await turn`` returns it
 
-Bounds: every wait is bounded. ``turn.cancel()`` (and the turn, idle and protocol timeouts) asks the
-CLI to stop and waits ``settle_timeout`` (1 s); a CLI that does not stop gets its turn settled at
-once while a background stop runs (status ``stopping``, about ``interrupt_timeout`` + 2 s at most),
-and the next turn starts a new process on the same conversation. Unanswered permission prompts are
-denied after ``permission_timeout``. What a CLI cannot do is data: ``runner.capabilities`` and
-``runner.limitations`` (empty where nothing is missing).
+Bounds: every wait is bounded (``RunnerOptions.bounds``). ``turn.cancel()`` and the timeouts ask the CLI
+to stop and wait ``settle_timeout``; a CLI that does not stop gets its turn settled while a background
+stop runs (status ``stopping``), and the next turn starts a new process on the same conversation.
+What a CLI cannot do is data: ``runner.capabilities`` and ``runner.limitations``.
 
-Hooks and budgets: ``hooks={"PreToolUse": ..., "PostToolUse": ...}`` are Python callbacks that see
-each tool call and may allow it, deny it or rewrite its input (``hooks/rules.py``; claude runs them through
-its control protocol, gemini and codex exec as command hooks, the kernel tool server on codex
-app-server; ``runner.hooks`` is the ``HookRunner``). ``max_turns`` and ``max_budget_usd`` bound each turn
-(``send(..., max_turns=, max_budget_usd=)`` overrides them for one turn); a turn that reaches one
-ends with outcome ``limit`` (``limits.py`` says who counts what on each CLI).
+Hooks and budgets: ``hooks={"PreToolUse": ..., "PostToolUse": ...}`` (``hooks/rules.py``, run by each
+protocol's hook style, ``runner.hooks``); ``max_turns`` and ``max_budget_usd`` bound each turn, a turn
+reaching one ends ``limit`` (``limits.py`` says who counts what on each CLI).
 
 Cells and loops: a runner belongs to the event loop it was started on; every cell of a kernel
 runs on that loop, so a runner started in one cell is used and stopped in others (no cancel
