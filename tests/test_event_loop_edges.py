@@ -26,7 +26,7 @@ from elynav_nb.agents.drivers.process import StopBounds
 from elynav_nb.errors import InvalidInput, LoopEnded, LoopMismatch, NoRunningLoop, SyncCallInsideLoop
 from elynav_nb.office import Office
 from tests.agents.helpers import process_alive
-from tests.office.conftest import worker
+from tests.office.conftest import isolated_standin_home, worker  # noqa: F401 (an autouse fixture)
 
 FAST_STOP = StopBounds(close_stdin=2.0, sigint=2.0, sigterm=1.0, sigkill=1.0, orphans=1.0)
 
@@ -49,14 +49,6 @@ def fails_after(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-
-
-@pytest.fixture(autouse=True)
-def isolated_standin_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ELYNAV_STANDIN_HOME", str(tmp_path / "standin-home"))
-    monkeypatch.delenv("ELYNAV_STANDIN_VERSION", raising=False)
-    monkeypatch.delenv("ELYNAV_OFFICE_SOCKET", raising=False)
-    monkeypatch.delenv("ELYNAV_OFFICE_TOKEN", raising=False)
 
 
 def make_runner(workspace: Path) -> AgentRunner:
