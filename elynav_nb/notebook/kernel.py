@@ -16,9 +16,12 @@ whose header carries it runs on the subshell's own thread at once, with the same
     else (idle, another kernel)                    -> the main shell, as a person's run
     execute_request -> iopub messages of that request -> OutputCollector -> execute_reply
 
-A kernel that dies or restarts during the run (an iopub ``status`` of ``dead``/``restarting``, the
-socket closed, or the server saying the kernel is gone) is ``KERNEL_DIED``; a run longer than its
-timeout is interrupted (``POST /api/kernels/<id>/interrupt``) and ends ``TIMEOUT``.
+A kernel that dies or restarts during the run is ``KERNEL_DIED``: an iopub ``status`` of ``dead`` or
+``restarting``, or of ``starting`` once the run began; the socket closed; the server saying the kernel
+is gone; or an idle kernel whose activity does not move for ``_NEVER_STARTED_POLLS`` looks while
+nothing of the run came (jupyter-server-documents 0.3.3 may restart a dead kernel without a word on our
+socket and keep reporting its old state). A run longer than its timeout is interrupted
+(``POST /api/kernels/<id>/interrupt``) and ends ``TIMEOUT``.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ __all__ = ["KernelClient", "RunResult"]
 
 _REPLY_TIMEOUT: Final = 10.0
 _REPLY_AFTER_IDLE: Final = 0.5
+_NEVER_STARTED_POLLS: Final = 3  # looks 1 s apart at an idle kernel that never took the request
+_GONE_STATES: Final = ("dead", "restarting", "autorestarting", "starting")
 
 
 @dataclass
@@ -161,7 +166,8 @@ class KernelClient:
     async def _needs_subshell(self, socket: ClientConnection) -> bool:
         if self.own_kernel:
             return True
-        return await self.api.kernel_state(self.kernel_id) not in ("idle", None)
+        look = await self.api.kernel_state(self.kernel_id)
+        return look is not None and look[0] != "idle"
 
     async def _subshell(self, socket: ClientConnection) -> str:
         if self._supports_subshells is None:
@@ -231,6 +237,8 @@ class KernelClient:
         deadline = time.monotonic() + timeout
         reply: dict[str, Any] | None = None
         idle_at: float | None = None
+        started = False  # something of this request came back
+        quiet_looks: list[tuple[str, str]] = []  # the server's view while nothing came
         while reply is None or idle_at is None:
             now = time.monotonic()
             if reply is None and idle_at is not None and now - idle_at > _REPLY_AFTER_IDLE:
@@ -246,10 +254,17 @@ class KernelClient:
             except TimeoutError:
                 if idle_at is not None:
                     continue
-                state = await self.api.kernel_state(self.kernel_id)
-                if state in (None, "dead", "restarting", "autorestarting", "starting"):
+                look = await self.api.kernel_state(self.kernel_id)
+                if look is None or look[0] in _GONE_STATES:
+                    state = look[0] if look is not None else "gone"
+                    raise KernelDied(f"the kernel is {state}: the run ended without its outputs") from None
+                quiet_looks = [*quiet_looks, look][-_NEVER_STARTED_POLLS:] if not started else []
+                if len(quiet_looks) == _NEVER_STARTED_POLLS and all(
+                    seen == ("idle", quiet_looks[0][1]) for seen in quiet_looks
+                ):
                     raise KernelDied(
-                        f"the kernel is {state or 'gone'}: the run ended without its outputs"
+                        "the kernel is idle and never started the run (it died or restarted, and the "
+                        "server said nothing): the run ended without its outputs"
                     ) from None
                 continue
             message_type = received.get("header", {}).get("msg_type", "")
@@ -259,8 +274,15 @@ class KernelClient:
                 "restarting",
             ):
                 raise KernelDied(f"the kernel {received['content']['execution_state']} during the run")
+            if (
+                started
+                and message_type == "status"
+                and received["content"].get("execution_state") == "starting"
+            ):
+                raise KernelDied("a new kernel process started during the run (the kernel died or restarted)")
             if parent_id != request_id:
                 continue
+            started = True
             if received.get("channel") == "shell" and message_type == "execute_reply":
                 reply = received["content"]
             elif message_type == "status":

@@ -163,12 +163,14 @@ class JupyterServerApi:
             raise ServiceError(f"the Jupyter server could not start a kernel (HTTP {response.status_code})")
         return str(response.json()["kernel"]["id"])
 
-    async def kernel_state(self, kernel_id: str) -> str | None:
-        """``idle``, ``busy``, ``starting``, ``dead``...; None when the kernel is gone."""
+    async def kernel_state(self, kernel_id: str) -> tuple[str, str] | None:
+        """The kernel's ``execution_state`` (``idle``, ``busy``, ``starting``, ``dead``...) and its
+        ``last_activity`` as the server says them; None when the kernel is gone."""
         response = await self.request("GET", f"api/kernels/{kernel_id}")
-        if response.status_code == 404:
+        if response.status_code != 200:
             return None
-        return str(response.json().get("execution_state")) if response.status_code == 200 else None
+        model = response.json()
+        return str(model.get("execution_state")), str(model.get("last_activity", ""))
 
     def kernel_channels_url(self, kernel_id: str, session_id: str) -> str:
         query = urllib.parse.urlencode({"session_id": session_id})
