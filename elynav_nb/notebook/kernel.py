@@ -13,15 +13,19 @@ whose header carries it runs on the subshell's own thread at once, with the same
     kernel_info_request -> supported_features has "kernel subshells"?
     the kernel is ours (we run inside it) or busy -> a subshell (made once, deleted on close)
         no subshells there                         -> RUN_REFUSED, said at once (never a wait)
-    else (idle, another kernel)                    -> the main shell, as a person's run
+    else (idle or starting, another kernel)        -> the main shell, as a person's run
     execute_request -> iopub messages of that request -> OutputCollector -> execute_reply
 
 A kernel that dies or restarts during the run is ``KERNEL_DIED``: an iopub ``status`` of ``dead`` or
 ``restarting``, or of ``starting`` once the run began; the socket closed; the server saying the kernel
 is gone; or an idle kernel whose activity does not move for ``_NEVER_STARTED_POLLS`` looks while
 nothing of the run came (jupyter-server-documents 0.3.3 may restart a dead kernel without a word on our
-socket and keep reporting its old state). A run longer than its timeout is interrupted
-(``POST /api/kernels/<id>/interrupt``) and ends ``TIMEOUT``.
+socket and keep reporting its old state). A run longer than its timeout ends ``TIMEOUT``: on the main
+shell the kernel is interrupted (``POST /api/kernels/<id>/interrupt``); on a subshell it is not, since
+the interrupt is a SIGINT that only the main thread gets (ipykernel 7.4 cannot interrupt a subshell):
+it would stop the main shell's cell, maybe the very cell awaiting us, and leave ours running. That
+subshell is then forgotten, not deleted (deleting a busy subshell joins its thread and holds the
+kernel's shell channel until the cell ends); the next run makes a new one.
 """
 
 from __future__ import annotations
@@ -167,7 +171,7 @@ class KernelClient:
         if self.own_kernel:
             return True
         look = await self.api.kernel_state(self.kernel_id)
-        return look is not None and look[0] != "idle"
+        return look is not None and look[0] == "busy"  # a starting kernel runs nothing: the main shell
 
     async def _subshell(self, socket: ClientConnection) -> str:
         if self._supports_subshells is None:
@@ -215,6 +219,19 @@ class KernelClient:
             collector = OutputCollector(max_output_bytes)
             try:
                 reply = await self._collect(socket, request, collector, timeout)
+            except OperationTimeout:
+                if not subshell:
+                    await self.api.request("POST", f"api/kernels/{self.kernel_id}/interrupt")
+                    raise OperationTimeout(
+                        f"the cell ran longer than {timeout:g} s: the kernel was interrupted"
+                    ) from None
+                self._subshell_id = None  # still busy: the next run gets a new subshell, not a queue
+                raise OperationTimeout(
+                    f"the cell ran longer than {timeout:g} s on a subshell, which ipykernel cannot "
+                    "interrupt: it goes on until it ends (restart the kernel to stop it sooner); the "
+                    "kernel's main shell was not interrupted, so its own cell goes on",
+                    details={"kernel_id": self.kernel_id},
+                ) from None
             except ConnectionClosed:
                 self._socket = None
                 raise KernelDied(
@@ -245,8 +262,7 @@ class KernelClient:
                 return _reply_from_iopub(collector)  # the shell reply went to another socket
             remaining = deadline - now
             if remaining <= 0:
-                await self.api.request("POST", f"api/kernels/{self.kernel_id}/interrupt")
-                raise OperationTimeout(f"the cell ran longer than {timeout:g} s: the kernel was interrupted")
+                raise OperationTimeout("the run's time is up")  # run() says what it did about it
             wait = min(remaining, 1.0 if idle_at is None else _REPLY_AFTER_IDLE)
             try:
                 received = decode_kernel_message(await asyncio.wait_for(socket.recv(), wait))

@@ -479,7 +479,8 @@ class LiveNotebook:
         """Run a code cell in the notebook's kernel; its outputs and count are written once, then returned.
 
         Refused with ``RUN_REFUSED`` (nothing run) where it would wait for ever; ``KERNEL_DIED`` when the
-        kernel dies during the run (the cell keeps its old outputs); ``TIMEOUT`` (kernel interrupted).
+        kernel dies during the run (the cell keeps its old outputs); ``TIMEOUT`` (the kernel interrupted
+        when the run was on its main shell; a run on a subshell cannot be, and goes on).
         """
         self._check_open()
         cell = self.cell(cell_id)

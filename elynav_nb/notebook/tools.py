@@ -164,7 +164,7 @@ def _tools(nb: LiveNotebook, run_timeout: float) -> list[KernelTool]:
 
         Args:
             cell_id: the code cell's id.
-            timeout: seconds before the run is interrupted.
+            timeout: seconds before the run ends TIMEOUT (interrupted, unless it ran on a subshell).
         """
         if not 0 < timeout <= run_timeout:
             raise InvalidInput(f"timeout must be from 0 to {run_timeout:g} seconds")

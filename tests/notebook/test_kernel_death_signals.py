@@ -1,14 +1,18 @@
-"""How a run learns that its kernel died when the server says little (no server: a scripted socket and API).
+"""How a run learns that its kernel died or ran out of time when the server says little (no server: a
+scripted socket and API).
 
 jupyter-server-documents 0.3.3 restarts a dead kernel and may say nothing on our socket while its REST
 model keeps the old state (seen in the live tier: ``idle`` with a frozen ``last_activity``, or a
 ``starting`` status from the new kernel after our run's ``busy``). Both must end ``KERNEL_DIED``, not
-wait for the run's timeout.
+wait for the run's timeout. A run past its timeout interrupts the kernel only on the main shell: on a
+subshell the SIGINT would hit the main shell's cell instead (seen in the live tier when a fresh kernel
+still said ``starting`` and the run took a subshell it did not need).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 
@@ -29,9 +33,25 @@ class ScriptedSocket:
     def __init__(self, script: list[tuple[str, str, str]]) -> None:
         self.script = script  # (channel, msg_type, execution_state) of messages parented by the request
         self.inbox: asyncio.Queue[str] = asyncio.Queue()
+        self.sent: list[dict[str, Any]] = []
 
     async def send(self, data: str) -> None:
         request = json.loads(data)
+        self.sent.append(request)
+        answers = {
+            "kernel_info_request": {"supported_features": ["kernel subshells"]},
+            "create_subshell_request": {"status": "ok", "subshell_id": f"sub-{len(self.sent)}"},
+        }
+        message_type = request["header"]["msg_type"]
+        if message_type in answers:
+            reply = {
+                "channel": "control",
+                "header": {"msg_type": message_type.replace("_request", "_reply"), "msg_id": "r"},
+                "parent_header": request["header"],
+                "content": answers[message_type],
+            }
+            self.inbox.put_nowait(json.dumps(reply))
+            return
         for channel, message_type, state in self.script:
             parent = request["header"] if state != "starting" else {}  # a new kernel's status has no parent
             message = {
@@ -55,8 +75,9 @@ class FrozenApi:
 
     token = ""
 
-    def __init__(self, state: str) -> None:
+    def __init__(self, state: str, first: str = "idle") -> None:
         self.state = state
+        self.first = first
         self.looks = 0
         self.requests: list[str] = []
 
@@ -65,19 +86,34 @@ class FrozenApi:
 
     async def kernel_state(self, kernel_id: str) -> tuple[str, str]:
         self.looks += 1
-        return ("idle" if self.looks == 1 else self.state), "2026-12-05T08:00:00.000000Z"
+        return (self.first if self.looks == 1 else self.state), "2026-12-05T08:00:00.000000Z"
 
     async def request(self, method: str, path: str, **keywords: Any) -> None:
         self.requests.append(f"{method} {path}")
 
 
-def run_with(monkeypatch: pytest.MonkeyPatch, api: FrozenApi, socket: ScriptedSocket, timeout: float) -> None:
+def run_with(
+    monkeypatch: pytest.MonkeyPatch, api: FrozenApi, socket: ScriptedSocket, timeout: float, runs: int = 1
+) -> None:
     async def connect(*arguments: Any, **keywords: Any) -> ScriptedSocket:
         return socket
 
+    async def run() -> None:
+        client = KernelClient(api, "k")  # type: ignore[arg-type]
+        for _ in range(runs):
+            with contextlib.suppress(OperationTimeout) if runs > 1 else contextlib.nullcontext():
+                await client.run("import os; os._exit(1)", timeout=timeout)
+
     monkeypatch.setattr(kernel_module.websockets, "connect", connect)
-    client = KernelClient(api, "k")  # type: ignore[arg-type]
-    asyncio.run(client.run("import os; os._exit(1)", timeout=timeout))
+    asyncio.run(run())
+
+
+def subshells_of_runs(socket: ScriptedSocket) -> list[str | None]:
+    return [
+        sent["header"].get("subshell_id")
+        for sent in socket.sent
+        if sent["header"]["msg_type"] == "execute_request"
+    ]
 
 
 def test_an_idle_kernel_that_never_started_the_run_is_dead(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,3 +137,35 @@ def test_a_run_that_began_and_goes_quiet_is_left_to_its_timeout(monkeypatch: pyt
     with pytest.raises(OperationTimeout):
         run_with(monkeypatch, api, ScriptedSocket([("iopub", "status", "busy")]), 4.5)
     assert api.requests == ["POST api/kernels/k/interrupt"] and api.looks >= 1 + 3
+
+
+def test_a_starting_kernel_runs_on_its_main_shell_and_is_interrupted_at_the_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fresh kernel that still says ``starting`` runs nothing: the run goes to the main shell, where an
+    interrupt stops it (on a subshell it could not be stopped)."""
+    api = FrozenApi("busy", first="starting")
+    socket = ScriptedSocket([("iopub", "status", "busy")])
+    with pytest.raises(OperationTimeout, match="the kernel was interrupted"):
+        run_with(monkeypatch, api, socket, 1.5)
+    assert subshells_of_runs(socket) == [None] and api.requests == ["POST api/kernels/k/interrupt"]
+
+
+def test_a_subshell_run_past_its_timeout_leaves_the_main_shell_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel is busy (a cell awaits us): the run takes a subshell; at its timeout no interrupt is
+    sent (it would hit that cell, not ours), the error says so, and the next run gets a new subshell
+    instead of queueing behind the cell still running."""
+    api = FrozenApi("busy", first="busy")
+    socket = ScriptedSocket([("iopub", "status", "busy")])
+    with pytest.raises(OperationTimeout) as timed_out:
+        run_with(monkeypatch, api, socket, 1.5)
+    assert "cannot interrupt" in str(timed_out.value) and api.requests == []
+    assert subshells_of_runs(socket) == ["sub-2"]
+
+
+def test_the_run_after_a_subshell_timeout_gets_a_new_subshell(monkeypatch: pytest.MonkeyPatch) -> None:
+    api = FrozenApi("busy", first="busy")
+    socket = ScriptedSocket([("iopub", "status", "busy")])
+    run_with(monkeypatch, api, socket, 1.5, runs=2)
+    first, second = subshells_of_runs(socket)
+    assert first is not None and second is not None and first != second and api.requests == []

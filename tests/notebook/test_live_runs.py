@@ -94,6 +94,42 @@ async def test_a_cell_runs_from_inside_the_kernel_whose_cell_awaits_it(live_serv
         )
 
 
+async def test_a_subshell_run_past_its_timeout_leaves_the_asking_cell_running(live_server, notebook_path):
+    """From inside the kernel the run takes a subshell, which an interrupt cannot reach: at its timeout
+    the asking cell (on the main shell) must not be the one interrupted, and a next run is not queued
+    behind the cell still sleeping."""
+    async with open_live(live_server, notebook_path) as nb:
+        kernel_id = await nb.api.start_kernel_for(notebook_path)
+        asking_cell = textwrap.dedent(
+            """
+            import asyncio
+            from elynav_nb.errors import OperationTimeout
+            from elynav_nb.notebook import LiveNotebook
+            inner = await LiveNotebook.current(user_name="Kernel agent")
+            slow = await inner.insert_cell("import time\\ntime.sleep(20)")
+            try:
+                await inner.run_cell(slow, timeout=2)
+            except OperationTimeout as error:
+                print(error.code, "cannot interrupt" in str(error))
+            await asyncio.sleep(1)  # an interrupt sent at the timeout would have landed here
+            quick = await inner.insert_cell("'next'")
+            result = await inner.run_cell(quick, timeout=10)
+            print(result.subshell, result.status, inner.outputs_text(quick))
+            await inner.close()
+            """
+        )
+        outside = KernelClient(nb.api, kernel_id)
+        try:
+            asked = await outside.run(asking_cell, timeout=60)
+        finally:
+            await outside.close()
+        assert asked.status == "ok", "\n".join(asked.outputs[-1].get("traceback", []))
+        printed = "".join(
+            output.get("text", "") for output in asked.outputs if output["output_type"] == "stream"
+        )
+        assert printed.split() == ["TIMEOUT", "True", "True", "ok", "'next'"]
+
+
 async def test_a_busy_kernel_without_subshells_is_refused_at_once(live_server, notebook_path):
     async with open_live(live_server, notebook_path) as nb:
         kernel_id = await nb.api.start_kernel_for(notebook_path)
