@@ -64,29 +64,34 @@ async def test_an_error_and_a_huge_output_are_written_bounded(live_server, noteb
         ) < 600 and "more characters not shown" in nb.outputs_text(huge, 500)
 
 
+async def ask_from_inside(nb, kernel_id: str, asking_cell: str) -> str:
+    """Run ``asking_cell`` in the notebook's kernel as a person's cell would (it holds the main shell);
+    what it printed, once it ended ``ok``."""
+    outside = KernelClient(nb.api, kernel_id)
+    try:
+        asked = await outside.run(textwrap.dedent(asking_cell), timeout=60)
+    finally:
+        await outside.close()
+    assert asked.status == "ok", "\n".join(asked.outputs[-1].get("traceback", []))
+    return "".join(output.get("text", "") for output in asked.outputs if output["output_type"] == "stream")
+
+
 async def test_a_cell_runs_from_inside_the_kernel_whose_cell_awaits_it(live_server, notebook_path):
     """The trap: the asking cell holds the main shell; the run goes through an ipykernel 7 subshell."""
     async with open_live(live_server, notebook_path) as nb:
         target = nb.cells[1].id
         kernel_id = await nb.api.start_kernel_for(notebook_path)
-        asking_cell = textwrap.dedent(
+        printed = await ask_from_inside(
+            nb,
+            kernel_id,
             f"""
             from elynav_nb.notebook import LiveNotebook
             inner = await LiveNotebook.current(user_name="Kernel agent")
             result = await inner.run_cell({target!r}, timeout=30)
             print(inner.path, result.subshell, result.status, inner.cell({target!r}).execution_count)
             await inner.close()
-            """
+            """,
         )
-        outside = KernelClient(nb.api, kernel_id)
-        try:
-            asked = await outside.run(asking_cell, timeout=60)
-        finally:
-            await outside.close()
-        printed = "".join(
-            output.get("text", "") for output in asked.outputs if output["output_type"] == "stream"
-        )
-        assert asked.status == "ok", "\n".join(asked.outputs[0].get("traceback", []))
         path, subshell, status, count = printed.split()
         assert path == notebook_path and subshell == "True" and status == "ok" and count != "None"
         await wait_until(
@@ -100,7 +105,9 @@ async def test_a_subshell_run_past_its_timeout_leaves_the_asking_cell_running(li
     behind the cell still sleeping."""
     async with open_live(live_server, notebook_path) as nb:
         kernel_id = await nb.api.start_kernel_for(notebook_path)
-        asking_cell = textwrap.dedent(
+        printed = await ask_from_inside(
+            nb,
+            kernel_id,
             """
             import asyncio
             from elynav_nb.errors import OperationTimeout
@@ -116,16 +123,7 @@ async def test_a_subshell_run_past_its_timeout_leaves_the_asking_cell_running(li
             result = await inner.run_cell(quick, timeout=10)
             print(result.subshell, result.status, inner.outputs_text(quick))
             await inner.close()
-            """
-        )
-        outside = KernelClient(nb.api, kernel_id)
-        try:
-            asked = await outside.run(asking_cell, timeout=60)
-        finally:
-            await outside.close()
-        assert asked.status == "ok", "\n".join(asked.outputs[-1].get("traceback", []))
-        printed = "".join(
-            output.get("text", "") for output in asked.outputs if output["output_type"] == "stream"
+            """,
         )
         assert printed.split() == ["TIMEOUT", "True", "True", "ok", "'next'"]
 
