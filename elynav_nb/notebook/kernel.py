@@ -219,19 +219,6 @@ class KernelClient:
             collector = OutputCollector(max_output_bytes)
             try:
                 reply = await self._collect(socket, request, collector, timeout)
-            except OperationTimeout:
-                if not subshell:
-                    await self.api.request("POST", f"api/kernels/{self.kernel_id}/interrupt")
-                    raise OperationTimeout(
-                        f"the cell ran longer than {timeout:g} s: the kernel was interrupted"
-                    ) from None
-                self._subshell_id = None  # still busy: the next run gets a new subshell, not a queue
-                raise OperationTimeout(
-                    f"the cell ran longer than {timeout:g} s on a subshell, which ipykernel cannot "
-                    "interrupt: it goes on until it ends (restart the kernel to stop it sooner); the "
-                    "kernel's main shell was not interrupted, so its own cell goes on",
-                    details={"kernel_id": self.kernel_id},
-                ) from None
             except ConnectionClosed:
                 self._socket = None
                 raise KernelDied(
@@ -262,7 +249,7 @@ class KernelClient:
                 return _reply_from_iopub(collector)  # the shell reply went to another socket
             remaining = deadline - now
             if remaining <= 0:
-                raise OperationTimeout("the run's time is up")  # run() says what it did about it
+                raise await self._time_up(timeout, on_subshell="subshell_id" in request["header"])
             wait = min(remaining, 1.0 if idle_at is None else _REPLY_AFTER_IDLE)
             try:
                 received = decode_kernel_message(await asyncio.wait_for(socket.recv(), wait))
@@ -307,6 +294,19 @@ class KernelClient:
             else:
                 collector.add(message_type, received.get("content", {}))
         return reply
+
+    async def _time_up(self, timeout: float, *, on_subshell: bool) -> OperationTimeout:
+        """Interrupt a run on the main shell; leave a subshell's run alone (see the module docstring)."""
+        if not on_subshell:
+            await self.api.request("POST", f"api/kernels/{self.kernel_id}/interrupt")
+            return OperationTimeout(f"the cell ran longer than {timeout:g} s: the kernel was interrupted")
+        self._subshell_id = None  # still busy: the next run gets a new subshell, not a queue
+        return OperationTimeout(
+            f"the cell ran longer than {timeout:g} s on a subshell, which ipykernel cannot interrupt: it "
+            "goes on until it ends (restart the kernel to stop it sooner); the kernel's main shell was not "
+            "interrupted, so its own cell goes on",
+            details={"kernel_id": self.kernel_id},
+        )
 
 
 def _reply_from_iopub(collector: OutputCollector) -> dict[str, Any]:
