@@ -20,7 +20,10 @@ A kernel that dies or restarts during the run is ``KERNEL_DIED``: an iopub ``sta
 ``restarting``, or of ``starting`` once the run began; the socket closed; the server saying the kernel
 is gone; or an idle kernel whose activity does not move for ``_NEVER_STARTED_POLLS`` looks while
 nothing of the run came (jupyter-server-documents 0.3.3 may restart a dead kernel without a word on our
-socket and keep reporting its old state). A run longer than its timeout ends ``TIMEOUT``: on the main
+socket and keep reporting its old state); or, once the run began, a message from another kernel process
+(each process signs its messages with its own ``header.session``), which a ``kernel_info_request`` on the
+control channel, sent after ``_PROBE_AFTER_QUIET`` s of silence, brings out when the server says nothing
+else (the old process's run would be answered by the same session). A run longer than its timeout ends ``TIMEOUT``: on the main
 shell the kernel is interrupted (``POST /api/kernels/<id>/interrupt``); on a subshell it is not, since
 the interrupt is a SIGINT that only the main thread gets (ipykernel 7.4 cannot interrupt a subshell):
 it would stop the main shell's cell, maybe the very cell awaiting us, and leave ours running. That
@@ -55,6 +58,7 @@ _REPLY_TIMEOUT: Final = 10.0
 _REPLY_AFTER_IDLE: Final = 0.5
 _NEVER_STARTED_POLLS: Final = 3  # looks 1 s apart at an idle kernel that never took the request
 _GONE_STATES: Final = ("dead", "restarting", "autorestarting", "starting")
+_PROBE_AFTER_QUIET: Final = 5.0  # s of silence in a run before asking which kernel process is there
 
 
 @dataclass
@@ -242,7 +246,9 @@ class KernelClient:
         reply: dict[str, Any] | None = None
         idle_at: float | None = None
         started = False  # something of this request came back
+        run_session = ""  # the kernel process's session, from the first message of this request
         quiet_looks: list[tuple[str, str]] = []  # the server's view while nothing came
+        heard_at = time.monotonic()  # the last message of any kind
         while reply is None or idle_at is None:
             now = time.monotonic()
             if reply is None and idle_at is not None and now - idle_at > _REPLY_AFTER_IDLE:
@@ -262,6 +268,11 @@ class KernelClient:
                     state = look[0] if look is not None else "gone"
                     raise KernelDied(f"the kernel is {state}: the run ended without its outputs") from None
                 quiet_looks = [*quiet_looks, look][-_NEVER_STARTED_POLLS:] if not started else []
+                if started and time.monotonic() - heard_at >= _PROBE_AFTER_QUIET:
+                    # who answers on control tells which kernel process is there now
+                    probe = _message("kernel_info_request", {}, "control", self._session)
+                    await socket.send(self._encode(probe, socket))
+                    heard_at = time.monotonic()
                 if len(quiet_looks) == _NEVER_STARTED_POLLS and all(
                     seen == ("idle", quiet_looks[0][1]) for seen in quiet_looks
                 ):
@@ -270,8 +281,10 @@ class KernelClient:
                         "server said nothing): the run ended without its outputs"
                     ) from None
                 continue
+            heard_at = time.monotonic()
             message_type = received.get("header", {}).get("msg_type", "")
             parent_id = received.get("parent_header", {}).get("msg_id")
+            sender = str(received.get("header", {}).get("session", ""))
             if message_type == "status" and received["content"].get("execution_state") in (
                 "dead",
                 "restarting",
@@ -283,9 +296,14 @@ class KernelClient:
                 and received["content"].get("execution_state") == "starting"
             ):
                 raise KernelDied("a new kernel process started during the run (the kernel died or restarted)")
+            if run_session and sender and sender != run_session:
+                raise KernelDied(
+                    "another kernel process answered during the run (the kernel died or restarted)"
+                )
             if parent_id != request_id:
                 continue
             started = True
+            run_session = run_session or sender
             if received.get("channel") == "shell" and message_type == "execute_reply":
                 reply = received["content"]
             elif message_type == "status":

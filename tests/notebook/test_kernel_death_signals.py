@@ -4,7 +4,9 @@ scripted socket and API).
 jupyter-server-documents 0.3.3 restarts a dead kernel and may say nothing on our socket while its REST
 model keeps the old state (seen in the live tier: ``idle`` with a frozen ``last_activity``, or a
 ``starting`` status from the new kernel after our run's ``busy``). Both must end ``KERNEL_DIED``, not
-wait for the run's timeout. A run past its timeout interrupts the kernel only on the main shell: on a
+wait for the run's timeout; so must a run that began and went silent while the server kept the old
+``busy``: a control ``kernel_info_request`` then shows another process (its own ``header.session``)
+answering. A run past its timeout interrupts the kernel only on the main shell: on a
 subshell the SIGINT would hit the main shell's cell instead (seen in the live tier when a fresh kernel
 still said ``starting`` and the run took a subshell it did not need).
 """
@@ -30,8 +32,9 @@ class ScriptedSocket:
 
     subprotocol = None
 
-    def __init__(self, script: list[tuple[str, str, str]]) -> None:
+    def __init__(self, script: list[tuple[str, str, str]], kernel_session: str = "kernel-1") -> None:
         self.script = script  # (channel, msg_type, execution_state) of messages parented by the request
+        self.kernel_session = kernel_session  # the process that answers control requests (a new one: died)
         self.inbox: asyncio.Queue[str] = asyncio.Queue()
         self.sent: list[dict[str, Any]] = []
 
@@ -46,7 +49,11 @@ class ScriptedSocket:
         if message_type in answers:
             reply = {
                 "channel": "control",
-                "header": {"msg_type": message_type.replace("_request", "_reply"), "msg_id": "r"},
+                "header": {
+                    "msg_type": message_type.replace("_request", "_reply"),
+                    "msg_id": "r",
+                    "session": self.kernel_session,
+                },
                 "parent_header": request["header"],
                 "content": answers[message_type],
             }
@@ -54,9 +61,10 @@ class ScriptedSocket:
             return
         for channel, message_type, state in self.script:
             parent = request["header"] if state != "starting" else {}  # a new kernel's status has no parent
+            session = "kernel-1" if state != "starting" else "kernel-2"
             message = {
                 "channel": channel,
-                "header": {"msg_type": message_type, "msg_id": "m"},
+                "header": {"msg_type": message_type, "msg_id": "m", "session": session},
                 "parent_header": parent,
                 "content": {"execution_state": state},
             }
@@ -139,6 +147,28 @@ def test_a_run_that_began_and_goes_quiet_is_left_to_its_timeout(monkeypatch: pyt
     with pytest.raises(OperationTimeout):
         run_with(monkeypatch, api, ScriptedSocket([("iopub", "status", "busy")]), 4.5)
     assert api.requests == ["POST api/kernels/k/interrupt"] and api.looks >= 1 + 3
+
+
+def test_a_silent_run_whose_kernel_was_replaced_is_a_death(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Our run's ``busy``, then nothing, and the server keeps saying ``busy`` (the old process's state): the
+    control probe after the quiet spell is answered by another process (its own session), so it died."""
+    api = FrozenApi("busy")
+    socket = ScriptedSocket([("iopub", "status", "busy")], kernel_session="kernel-2")
+    with pytest.raises(KernelDied, match="another kernel process"):
+        run_with(monkeypatch, api, socket, RUN_TIMEOUT)
+    probes = [sent for sent in socket.sent if sent["header"]["msg_type"] == "kernel_info_request"]
+    assert len(probes) == 1 and probes[0]["channel"] == "control" and api.requests == []
+
+
+def test_a_silent_run_on_the_same_kernel_process_is_left_to_its_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same probe answered by the process that took the run: a long silent cell, not a death."""
+    api = FrozenApi("busy")
+    socket = ScriptedSocket([("iopub", "status", "busy")])
+    with pytest.raises(OperationTimeout, match="the kernel was interrupted"):
+        run_with(monkeypatch, api, socket, 7.5)
+    assert any(sent["header"]["msg_type"] == "kernel_info_request" for sent in socket.sent)
 
 
 def test_a_starting_kernel_runs_on_its_main_shell_and_is_interrupted_at_the_timeout(
