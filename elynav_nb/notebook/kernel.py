@@ -11,10 +11,15 @@ its main shell waits until that cell ends, for ever. ipykernel 7 has subshells (
 whose header carries it runs on the subshell's own thread at once, with the same namespace. So::
 
     kernel_info_request -> supported_features has "kernel subshells"?
-    the kernel is ours (we run inside it) or busy -> a subshell (made once, deleted on close)
-        no subshells there                         -> RUN_REFUSED, said at once (never a wait)
-    else (idle or starting, another kernel)        -> the main shell, as a person's run
+    the kernel is ours (we run inside it) or its main shell busy -> a subshell (made once, deleted on close)
+        no subshells there                                   -> RUN_REFUSED, said at once (never a wait)
+    else (idle or starting, another kernel)                  -> the main shell, as a person's run
     execute_request -> iopub messages of that request -> OutputCollector -> execute_reply
+
+A reader task takes every message of the socket while it is open: the status messages go to
+``kernel_wire.MainShell`` (is the main shell busy? the server's own ``execution_state`` cannot say once a
+subshell has run: its ``idle`` is the last status), the run's messages to the run (``_receive``),
+the rest is dropped. The server's view is asked once per socket, for a cell already running then.
 
 A kernel that dies or restarts during the run is ``KERNEL_DIED``: an iopub ``status`` of ``dead`` or
 ``restarting``, or of ``starting`` once the run began; the socket closed; the server saying the kernel
@@ -38,17 +43,24 @@ import contextlib
 import datetime
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import websockets
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.protocol import State
 from websockets.typing import Subprotocol
 
-from elynav_nb.errors import KernelDied, OperationTimeout, RunRefused
-from elynav_nb.notebook.kernel_wire import V1_PROTOCOL, decode_kernel_message, encode_kernel_message
+from elynav_nb._websockets import quick_acknowledger
+from elynav_nb.errors import KernelDied, OperationTimeout, ProtocolError, RunRefused
+from elynav_nb.notebook.kernel_wire import (
+    V1_PROTOCOL,
+    MainShell,
+    decode_kernel_message,
+    encode_kernel_message,
+)
 from elynav_nb.notebook.outputs import DEFAULT_MAX_OUTPUT_BYTES, OutputCollector
 from elynav_nb.notebook.server_api import JupyterServerApi
 
@@ -59,6 +71,10 @@ _REPLY_AFTER_IDLE: Final = 0.5
 _NEVER_STARTED_POLLS: Final = 3  # looks 1 s apart at an idle kernel that never took the request
 _GONE_STATES: Final = ("dead", "restarting", "autorestarting", "starting")
 _PROBE_AFTER_QUIET: Final = 5.0  # s of silence in a run before asking which kernel process is there
+
+
+class _SocketGone(Exception):
+    """The kernel's socket closed under an exchange (the reader's last word)."""
 
 
 @dataclass
@@ -105,20 +121,28 @@ class KernelClient:
         self._subshell_id: str | None = None
         self._supports_subshells: bool | None = None
         self._lock = asyncio.Lock()
-        self._quick_ack: Callable[[], None] = lambda: None
+        self._reader: asyncio.Task[None] | None = None
+        self._inbox: asyncio.Queue[dict[str, Any] | Exception] | None = None  # the exchange under way
+        self._shell = MainShell()
 
     def __repr__(self) -> str:
         return f"KernelClient({self.kernel_id!r}, own_kernel={self.own_kernel})"
 
+    @property
+    def connected(self) -> bool:
+        """Our socket to the kernel is open: the kernel was not shut down (nor changed, which shuts the
+        old one down) since the last run."""
+        return self._socket is not None and self._socket.state is State.OPEN
+
     async def _connect(self) -> ClientConnection:
-        if self._socket is not None:
+        if self._socket is not None and self.connected:
             return self._socket
         url = self.api.kernel_channels_url(self.kernel_id, self._session)
         separator = "&" if "?" in url else "?"
         if self.api.token:
             url += f"{separator}token={self.api.token}"
         try:
-            self._socket = await asyncio.wait_for(
+            socket = await asyncio.wait_for(
                 websockets.connect(
                     url,
                     max_size=64 * 1024 * 1024,
@@ -131,7 +155,53 @@ class KernelClient:
             raise RunRefused(
                 f"the kernel {self.kernel_id} cannot be reached through the Jupyter server"
             ) from None
-        return self._socket
+        self._socket, self._shell = socket, MainShell()
+        self._reader = asyncio.get_running_loop().create_task(self._read(socket), name="elynav-kernel-reader")
+        return socket
+
+    async def _read(self, socket: ClientConnection) -> None:
+        """Every message of the socket, for as long as it is open: its status to ``_shell``, and to the
+        exchange under way if any (else dropped: nothing piles up between runs)."""
+        quick_ack = quick_acknowledger(socket)  # the server leaves Nagle on (see ``quick_acknowledger``)
+        try:
+            async for data in socket:
+                quick_ack()
+                try:
+                    message = decode_kernel_message(data)
+                except ProtocolError as error:
+                    self._deliver(error)
+                    continue
+                self._shell.see(message)
+                self._deliver(message)
+        except ConnectionClosed:
+            pass
+        finally:
+            self._deliver(_SocketGone())
+
+    def _deliver(self, item: dict[str, Any] | Exception) -> None:
+        if self._inbox is not None:
+            self._inbox.put_nowait(item)
+
+    @contextlib.contextmanager
+    def _exchange(self) -> Iterator[None]:
+        """Messages go to ``_receive`` while inside (nested: the outer exchange's inbox)."""
+        outer = self._inbox
+        if outer is None:
+            self._inbox = asyncio.Queue()
+        try:
+            yield
+        finally:
+            if outer is None:
+                self._inbox = None
+
+    async def _receive(self, wait: float) -> dict[str, Any]:
+        """The next message of the exchange; ``TimeoutError`` after ``wait`` s, ``_SocketGone`` if closed."""
+        if self._inbox is None:
+            raise RuntimeError("no exchange under way")
+        item = await asyncio.wait_for(self._inbox.get(), wait)
+        if isinstance(item, Exception):
+            raise item
+        return item
 
     def _encode(self, message: dict[str, Any], socket: ClientConnection | None = None) -> bytes | str:
         chosen = socket or self._socket
@@ -142,7 +212,7 @@ class KernelClient:
         if socket is None:
             return
         if self._subshell_id is not None:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception), self._exchange():
                 request = _message(
                     "delete_subshell_request", {"subshell_id": self._subshell_id}, "control", self._session
                 )
@@ -150,6 +220,10 @@ class KernelClient:
             self._subshell_id = None
         with contextlib.suppress(Exception):
             await asyncio.wait_for(socket.close(), 2.0)
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(BaseException):
+                await self._reader
 
     async def _request(
         self, socket: ClientConnection, message: dict[str, Any], reply_type: str
@@ -163,7 +237,7 @@ class KernelClient:
                     f"the kernel did not answer {message['header']['msg_type']} in {_REPLY_TIMEOUT:g} s"
                 )
             try:
-                received = decode_kernel_message(await asyncio.wait_for(socket.recv(), remaining))
+                received = await self._receive(remaining)
             except TimeoutError:
                 continue
             if received.get("parent_header", {}).get("msg_id") == message["header"]["msg_id"]:
@@ -171,11 +245,15 @@ class KernelClient:
                     content: dict[str, Any] = received["content"]
                     return content
 
-    async def _needs_subshell(self, socket: ClientConnection) -> bool:
+    async def _needs_subshell(self) -> bool:
+        """A subshell when the main shell runs something (maybe the cell that awaits us), from the statuses
+        our socket sees; the server's view is asked once per socket (a starting kernel is not busy)."""
         if self.own_kernel:
             return True
-        look = await self.api.kernel_state(self.kernel_id)
-        return look is not None and look[0] == "busy"  # a starting kernel runs nothing: the main shell
+        if not self._shell.known:
+            look = await self.api.kernel_state(self.kernel_id)
+            self._shell.begin(look is not None and look[0] == "busy")
+        return self._shell.busy
 
     async def _subshell(self, socket: ClientConnection) -> str:
         if self._supports_subshells is None:
@@ -206,36 +284,40 @@ class KernelClient:
     ) -> RunResult:
         """Run ``code`` and collect its outputs (see the module docstring for how and when it refuses)."""
         async with self._lock:
-            socket = await self._connect()
-            header: dict[str, Any] = {}
-            subshell = await self._needs_subshell(socket)
-            if subshell:
-                header["subshell_id"] = await self._subshell(socket)
-            content = {
-                "code": code,
-                "silent": False,
-                "store_history": True,
-                "user_expressions": {},
-                "allow_stdin": False,
-                "stop_on_error": True,
-            }
-            request = _message("execute_request", content, "shell", self._session, **header)
-            collector = OutputCollector(max_output_bytes)
-            try:
-                reply = await self._collect(socket, request, collector, timeout)
-            except ConnectionClosed:
-                self._socket = None
-                raise KernelDied(
-                    "the kernel's connection closed during the run (the kernel died or restarted)"
-                ) from None
-            count = reply.get("execution_count")
-            return RunResult(
-                status=str(reply.get("status", "error")),
-                execution_count=count if isinstance(count, int) else collector.execution_count,
-                outputs=collector.notebook_outputs(),
-                subshell=subshell,
-                error_name=str(reply.get("ename", "")),
-            )
+            with self._exchange():
+                try:
+                    return await self._run(code, timeout, max_output_bytes)
+                except (ConnectionClosed, _SocketGone):
+                    self._socket = None
+                    raise KernelDied(
+                        "the kernel's connection closed during the run (the kernel died or restarted)"
+                    ) from None
+
+    async def _run(self, code: str, timeout: float, max_output_bytes: int) -> RunResult:
+        socket = await self._connect()
+        header: dict[str, Any] = {}
+        subshell = await self._needs_subshell()
+        if subshell:
+            header["subshell_id"] = await self._subshell(socket)
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        }
+        request = _message("execute_request", content, "shell", self._session, **header)
+        collector = OutputCollector(max_output_bytes)
+        reply = await self._collect(socket, request, collector, timeout)
+        count = reply.get("execution_count")
+        return RunResult(
+            status=str(reply.get("status", "error")),
+            execution_count=count if isinstance(count, int) else collector.execution_count,
+            outputs=collector.notebook_outputs(),
+            subshell=subshell,
+            error_name=str(reply.get("ename", "")),
+        )
 
     async def _collect(
         self, socket: ClientConnection, request: dict[str, Any], collector: OutputCollector, timeout: float
@@ -258,8 +340,7 @@ class KernelClient:
                 raise await self._time_up(timeout, on_subshell="subshell_id" in request["header"])
             wait = min(remaining, 1.0 if idle_at is None else _REPLY_AFTER_IDLE)
             try:
-                received = decode_kernel_message(await asyncio.wait_for(socket.recv(), wait))
-                self._quick_ack()
+                received = await self._receive(wait)
             except TimeoutError:
                 if idle_at is not None:
                     continue

@@ -400,7 +400,7 @@ class LiveNotebook:
             self._signature = self._cell_signature()  # our own write is no one else's change
             if cursor is not None:
                 self._cursor = cursor
-                await connection.renew_awareness()
+                connection.renew_awareness_after_writes()
             await connection.acknowledge(lambda: write.version, self.ack_timeout)
             return result
 
@@ -455,6 +455,8 @@ class LiveNotebook:
     # --- running -------------------------------------------------------------------------------
 
     async def _kernel(self, start_kernel: bool) -> KernelClient:
+        if self.kernel is not None and self.kernel.connected:
+            return self.kernel  # still the notebook's: a kernel changed or shut down closes our socket
         kernel_id = self.own_kernel_id or await self.api.kernel_of(self.path)
         if kernel_id is None:
             if not start_kernel:

@@ -19,6 +19,7 @@ import json
 from typing import Any
 
 import pytest
+from websockets.protocol import State
 
 from elynav_nb.errors import KernelDied, OperationTimeout
 from elynav_nb.notebook import kernel as kernel_module
@@ -31,6 +32,8 @@ class ScriptedSocket:
     """A kernel WebSocket (JSON framing) that answers each execute_request with the script's messages."""
 
     subprotocol = None
+    state = State.OPEN
+    transport = None
 
     def __init__(self, script: list[tuple[str, str, str]], kernel_session: str = "kernel-1") -> None:
         self.script = script  # (channel, msg_type, execution_state) of messages parented by the request
@@ -70,7 +73,10 @@ class ScriptedSocket:
             }
             self.inbox.put_nowait(json.dumps(message))
 
-    async def recv(self) -> str:
+    def __aiter__(self) -> ScriptedSocket:
+        return self
+
+    async def __anext__(self) -> str:
         return await self.inbox.get()  # nothing more: waits, as a socket the server forgot
 
     async def close(self) -> None:

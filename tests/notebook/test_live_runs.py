@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import textwrap
 
@@ -159,3 +160,26 @@ async def test_a_run_past_its_timeout_interrupts_the_kernel(live_server, noteboo
         quick = await nb.insert_cell("'still alive'")
         result = await nb.run_cell(quick, timeout=30)
         assert nb.outputs_text(quick) == "'still alive'" and result.status == "ok"
+
+
+async def test_runs_from_outside_keep_to_subshells_while_a_persons_cell_runs(live_server, notebook_path):
+    """The server's state says ``idle`` after our first subshell run although the person's cell still runs
+    on the main shell: the next runs must still take a subshell (they used to queue behind that cell)."""
+    async with (
+        open_live(live_server, notebook_path) as person,
+        open_live(live_server, notebook_path) as agent,
+    ):
+        await person.run_cell(await person.insert_cell("1"))
+        slow = await person.insert_cell("import time\ntime.sleep(20)\n'slept'")
+        persons_run = asyncio.get_running_loop().create_task(person.run_cell(slow, timeout=60))
+        await wait_until(
+            lambda: person.kernel is not None and person.kernel.connected, what="the person's run"
+        )
+        await asyncio.sleep(1.0)  # its busy reached the server
+        for number in range(3):
+            cell_id = await agent.insert_cell(f"print({number})")
+            result = await agent.run_cell(cell_id, timeout=15)
+            assert result.subshell and agent.outputs_text(cell_id) == str(number)
+        assert not persons_run.done()  # the agent's runs did not wait for it
+        finished = await persons_run
+        assert finished.status == "ok" and person.outputs_text(slow) == "'slept'"

@@ -13,7 +13,7 @@ from pycrdt import Doc, Text
 from elynav_nb.errors import CellNotFound, InvalidInput, NotFound, ProtocolError
 from elynav_nb.notebook import cells, wire
 from elynav_nb.notebook.journal import Journal, Write
-from elynav_nb.notebook.kernel_wire import decode_kernel_message, encode_kernel_message
+from elynav_nb.notebook.kernel_wire import MainShell, decode_kernel_message, encode_kernel_message
 from elynav_nb.notebook.locate import locate_current
 from elynav_nb.notebook.outputs import OutputCollector, outputs_as_text, outputs_summary
 
@@ -166,3 +166,43 @@ def test_locate_finds_the_notebook_of_a_server_kernel(tmp_path):
     assert "t0k3n" not in repr(place)
     with pytest.raises(NotFound):
         locate_current({"JPY_PARENT_PID": "4242"})  # a kernel of jupyter_client alone (nbval)
+
+
+def _status(state: str, parent_id: str = "", **parent: str) -> dict:
+    parent_header = {"msg_id": parent_id, "msg_type": "execute_request", **parent} if parent_id else {}
+    return {
+        "header": {"msg_type": "status"},
+        "parent_header": parent_header,
+        "content": {"execution_state": state},
+    }
+
+
+def test_the_main_shell_stays_busy_through_a_subshells_idle() -> None:
+    """The server's last-status view says idle here; the main shell is still running the person's cell."""
+    shell = MainShell()
+    shell.begin(busy=False)
+    shell.see(_status("busy", "cell"))
+    shell.see(_status("busy", "ours", subshell_id="s1"))
+    shell.see(_status("idle", "ours", subshell_id="s1"))
+    assert shell.busy
+    shell.see(_status("idle", "cell"))
+    assert not shell.busy
+
+
+def test_a_cell_running_before_we_connected_ends_with_its_own_idle() -> None:
+    shell = MainShell()
+    shell.begin(busy=True)  # the server's view at connection: a cell we did not see start
+    shell.see(_status("busy", "info", msg_type="kernel_info_request"))
+    shell.see(_status("idle", "info", msg_type="kernel_info_request"))
+    shell.see(_status("idle", "ours", subshell_id="s1"))
+    assert shell.busy  # neither a control request nor a subshell ends it
+    shell.see(_status("idle", "unseen"))
+    assert not shell.busy
+
+
+def test_a_new_kernel_process_clears_the_main_shell() -> None:
+    shell = MainShell()
+    shell.begin(busy=True)
+    shell.see(_status("busy", "cell"))
+    shell.see(_status("starting"))
+    assert not shell.busy and shell.known
