@@ -14,6 +14,8 @@ in each room. Rounds alternate the two clients (ABAB). Figures (medians, ms):
 - run to outputs at the observer: ours ``run_cell`` (kernel WebSocket); nbmodel ``execute_cell`` with
   ``jupyter_kernel_client`` on the same kernel (it blocks, so it runs on a thread).
 - the ``.ipynb`` written through the contents API (GET, add a cell, PUT), as tools without RTC do.
+- each measured write starts after ``QUIET_SECONDS`` of quiet (see ``quiet``), so that neither client's
+  trailing traffic is charged to the other.
 - lost edits: a burst of inserts by each client with the server killed (SIGKILL) and restarted in the
   middle; the count of inserts that returned but are not in the room afterwards.
 """
@@ -68,6 +70,17 @@ class Observer:
             self._waiters.remove((predicate, future))
 
 
+QUIET_SECONDS = 0.4
+
+
+async def quiet() -> None:
+    """A pause before each measured write: the server leaves Nagle on, so a message it relays to the
+    observer right after another one waits for the observer's delayed TCP ACK (up to 40 ms). Without the
+    pause, one client's trailing messages (our cursor, sent 0.25 s after a burst) land on the other's
+    measure: the figures before 2026-12-05 charged nbmodel ~40 ms that way."""
+    await asyncio.sleep(QUIET_SECONDS)
+
+
 def has_source(text: str) -> Callable[[list[dict[str, Any]]], bool]:
     return lambda cells: any(cell.get("source") == text for cell in cells)
 
@@ -108,6 +121,7 @@ async def inserts_and_edits(server: LabServer, rounds: int) -> dict[str, list[fl
             for round_number in range(rounds + 2):  # two warm-up rounds, not counted
                 counted = round_number >= 2
                 text = f"ours_{uuid.uuid4().hex}"
+                await quiet()
                 started = time.perf_counter()
                 cell_id = await ours.insert_cell(text)
                 returned = time.perf_counter()
@@ -118,6 +132,7 @@ async def inserts_and_edits(server: LabServer, rounds: int) -> dict[str, list[fl
                     add("insert seen/ours", seen - started)
 
                 text = f"nbmodel_{uuid.uuid4().hex}"
+                await quiet()
                 started = time.perf_counter()
                 index = theirs.add_code_cell(text)
                 returned = time.perf_counter()
@@ -126,6 +141,7 @@ async def inserts_and_edits(server: LabServer, rounds: int) -> dict[str, list[fl
                     add("insert returned/nbmodel", returned - started)
                     add("insert seen/nbmodel", seen - started)
                 if counted and round_number < 7:  # a fresh connection per check: a few rounds only
+                    await quiet()
                     started = time.perf_counter()
                     theirs_text = f"nbmodel_{uuid.uuid4().hex}"
                     theirs.add_code_cell(theirs_text)
@@ -134,6 +150,7 @@ async def inserts_and_edits(server: LabServer, rounds: int) -> dict[str, list[fl
                     add("insert held/nbmodel", time.perf_counter() - started)
 
                 long_text = "".join(chr(97 + (round_number + n) % 26) for n in range(1000))
+                await quiet()
                 started = time.perf_counter()
                 await ours.update_cell(cell_id, long_text)
                 returned = time.perf_counter()
@@ -142,6 +159,7 @@ async def inserts_and_edits(server: LabServer, rounds: int) -> dict[str, list[fl
                     add("1,000-char edit returned/ours", returned - started)
                     add("1,000-char edit seen/ours", seen - started)
                 long_text = long_text[::-1]
+                await quiet()
                 started = time.perf_counter()
                 theirs.set_cell_source(index, long_text)
                 returned = time.perf_counter()
@@ -174,6 +192,7 @@ async def runs(server: LabServer, rounds: int) -> dict[str, list[float]]:
             for round_number in range(rounds + 2):
                 counted = round_number >= 2
                 count_before = {cell["id"]: cell.get("execution_count") for cell in peer.cells}
+                await quiet()
                 started = time.perf_counter()
                 await ours.run_cell(our_cell)
                 seen = await observer.until(
@@ -188,6 +207,7 @@ async def runs(server: LabServer, rounds: int) -> dict[str, list[float]]:
                     figures.setdefault("run to outputs seen/ours", []).append(seen - started)
                 their_id = theirs[their_index]["id"]
                 count_before = {cell["id"]: cell.get("execution_count") for cell in peer.cells}
+                await quiet()
                 started = time.perf_counter()
                 await asyncio.to_thread(theirs.execute_cell, their_index, kernel)
                 seen = await observer.until(

@@ -19,6 +19,7 @@ How data flows::
             <- Awareness -> awareness.apply_awareness_update (who is there)
     local transaction -> its update leaves at once (a binary frame written without a task);
     acknowledge(version): a probe after the updates, then wait until a SyncStep2 answers it
+    a write that moves our cursor -> our awareness state once the writes pause (one per burst)
     every 15 s: our awareness state again (peers drop a state after 30 s without renewal)
     socket dropped, 1003 unknown_session, server restarted -> reconnect (backoff, ``reconnect_timeout``)
     close(): our awareness removal, then the socket closed
@@ -45,7 +46,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import socket as socket_module
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -57,16 +57,18 @@ from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 from websockets.protocol import State
 
-from elynav_nb._websockets import send_binary_now
+from elynav_nb._websockets import quick_acknowledger, send_binary_now
 from elynav_nb.errors import AuthRequired, ElynavError, ProtocolError, RoomReset, ServiceError, SyncTimeout
 from elynav_nb.notebook import wire
 
-__all__ = ["REMOTE", "RoomConnection", "quick_acknowledger"]
+__all__ = ["REMOTE", "RoomConnection"]
 
 logger = logging.getLogger("elynav_nb.notebook.connection")
 
 REMOTE: Final = "elynav-remote"
 AWARENESS_RENEWAL_SECONDS: Final = 15.0
+AWARENESS_SETTLE_SECONDS: Final = 0.25  # a cursor moved by writes is sent once they pause this long
+AWARENESS_SETTLE_BOUND_SECONDS: Final = 1.0  # ... or this long after the first of them, at the latest
 _MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 _EMPTY_UPDATE: Final = b"\x00\x00"
 _EMPTY_STATE_VECTOR: Final = b"\x00"
@@ -76,28 +78,6 @@ _STALE: Final = "stale"  # sent before a reset: its answer is applied, it acknow
 
 RoomUrl = Callable[[], Awaitable[str]]
 ResetHandler = Callable[[], Doc[Any]]
-
-
-def quick_acknowledger(socket: ClientConnection) -> Callable[[], None]:
-    """A function that asks Linux to acknowledge the socket's next TCP segments at once (``TCP_QUICKACK``,
-    which the kernel clears again by itself, so it is set after each message).
-
-    The Jupyter server (tornado) does not set ``TCP_NODELAY``: after its first small message (the echo of
-    our update) Nagle holds the second (the SyncStep2 that acknowledges it) until our TCP ACK, which
-    Linux delays by up to 40 ms. Measured: an acknowledged insert 45-50 ms without, 12-20 ms with.
-    Elsewhere (no ``TCP_QUICKACK``) it does nothing.
-    """
-    option = getattr(socket_module, "TCP_QUICKACK", None)
-    raw = socket.transport.get_extra_info("socket") if socket.transport is not None else None
-    if option is None or raw is None:
-        return lambda: None
-
-    def acknowledge_quickly() -> None:
-        with contextlib.suppress(OSError):
-            raw.setsockopt(socket_module.IPPROTO_TCP, option, 1)
-
-    acknowledge_quickly()
-    return acknowledge_quickly
 
 
 class RoomConnection:
@@ -144,6 +124,8 @@ class RoomConnection:
         self._failure: ElynavError | None = None
         self._closing = False
         self._task: asyncio.Task[None] | None = None
+        self._awareness_due: asyncio.TimerHandle | None = None
+        self._awareness_first = 0.0
         self._seen_from_server: dict[int, int] = {}
         self._own_acked_clock = 0
         self._reset_pending = False
@@ -187,6 +169,9 @@ class RoomConnection:
     async def close(self) -> None:
         """Our awareness removal, then the socket closed once the room has handled all we sent."""
         socket = self._socket
+        if self._awareness_due is not None:
+            self._awareness_due.cancel()
+            self._awareness_due = None
         if socket is not None and socket.protocol.state is State.OPEN and self._synced.is_set():
             with contextlib.suppress(Exception):
                 self.awareness.set_local_state(None)
@@ -238,6 +223,29 @@ class RoomConnection:
     async def renew_awareness(self) -> None:
         """Send our awareness state now (after a change of name, cursor...)."""
         self._send_awareness()
+
+    def renew_awareness_after_writes(self) -> None:
+        """Send our awareness state once the writes pause (``AWARENESS_SETTLE_SECONDS``; at the latest
+        ``AWARENESS_SETTLE_BOUND_SECONDS`` after the first): one cursor move for a burst of writes.
+
+        Not at once: the server (tornado, Nagle on) relays each of our messages to every peer, and a
+        second small message right behind a write's update makes the next update wait for that peer's
+        delayed TCP ACK (measured with a pycrdt peer: every other write seen ~40 ms late instead of ~2 ms).
+        """
+        loop = asyncio.get_running_loop()
+        if self._awareness_due is None:
+            self._awareness_first = loop.time()
+        else:
+            self._awareness_due.cancel()
+        at = min(
+            loop.time() + AWARENESS_SETTLE_SECONDS, self._awareness_first + AWARENESS_SETTLE_BOUND_SECONDS
+        )
+        self._awareness_due = loop.call_at(at, self._send_due_awareness)
+
+    def _send_due_awareness(self) -> None:
+        self._awareness_due = None
+        if self._synced.is_set():
+            self._send_awareness()
 
     # --- waiting ---------------------------------------------------------------------------------
 
