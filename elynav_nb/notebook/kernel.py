@@ -26,15 +26,15 @@ A kernel that dies or restarts during the run is ``KERNEL_DIED``: an iopub ``sta
 is gone; or an idle kernel whose activity does not move for ``_NEVER_STARTED_POLLS`` looks while
 nothing of the run came (jupyter-server-documents 0.3.3 may restart a dead kernel without a word on our
 socket and keep reporting its old state); or, once the run began, a message from another kernel process
-(each process signs its messages with its own ``header.session``), which a ``kernel_info_request`` on the
-control channel, sent after ``_PROBE_AFTER_QUIET`` s of silence, brings out when the server says nothing
-else (the old process's run would be answered by the same session). A run longer than its timeout ends ``TIMEOUT``: on the main
-shell the kernel is interrupted (``POST /api/kernels/<id>/interrupt``); on a subshell it is not, since
-the interrupt is a SIGINT that only the main thread gets (ipykernel 7.4 cannot interrupt a subshell):
-it would stop the main shell's cell, maybe the very cell awaiting us, and leave ours running. That
-subshell is then forgotten, not deleted (deleting a busy subshell joins its thread and holds the
-kernel's shell channel until the cell ends); the next run makes a new one.
-"""
+(each process signs its messages with its own ``header.session``), which a ``kernel_info_request`` on
+the control channel, sent after ``_PROBE_AFTER_QUIET`` s of silence, brings out when the server says
+nothing else (the old process's run would be answered by the same session). A run longer than its
+timeout ends ``TIMEOUT``: on the main shell the kernel is interrupted (``POST
+/api/kernels/<id>/interrupt``); on a subshell it is not, since the interrupt is a SIGINT that only the
+main thread gets (ipykernel 7.4 cannot interrupt a subshell): it would stop the main shell's cell, maybe
+the very cell awaiting us, and leave ours running. That subshell is then forgotten, not deleted
+(deleting a busy subshell joins its thread and holds the kernel's shell channel until the cell ends);
+the next run makes a new one."""
 
 from __future__ import annotations
 
@@ -176,7 +176,8 @@ class KernelClient:
         except ConnectionClosed:
             pass
         finally:
-            self._deliver(_SocketGone())
+            if self._socket in (socket, None):  # a replaced socket says nothing to the next one's runs
+                self._deliver(_SocketGone())
 
     def _deliver(self, item: dict[str, Any] | Exception) -> None:
         if self._inbox is not None:
