@@ -575,7 +575,7 @@ def test_a_set_shows_itself_as_a_frame_and_html() -> None:
 
 @pytest.mark.anyio
 async def test_plain_tools_reuse_an_idle_thread_and_a_hung_one_never_blocks_the_next_call():
-    from elynav_nb.agents.tools.tool_threads import ToolThreads
+    from elynav_nb.agents.tools.tool_threads import ToolThreads, tool_threads
 
     release = threading.Event()
 
@@ -591,6 +591,11 @@ async def test_plain_tools_reuse_an_idle_thread_and_a_hung_one_never_blocks_the_
         return "released"
 
     first = await which_thread.call({})
+    # the result reaches the loop just before the thread puts itself back among the idle ones: wait for that
+    for _ in range(200):
+        if tool_threads.idle_count:
+            break
+        await asyncio.sleep(0.01)
     second = await which_thread.call({})
     assert first.structured == second.structured  # the idle thread took the second call
     hung = asyncio.ensure_future(hang.call({}, timeout=5))
