@@ -3,7 +3,8 @@
 Run: ``python benchmarks/notebook_live.py`` from the repository root, in a venv with the live extra
 (``pip install -e '.[test,live]' jupyter-kernel-client``). It starts a real JupyterLab with
 jupyter-collaboration on loopback (the tests' harness), and an observer peer (pycrdt's own Provider)
-in each room. Rounds alternate the two clients (ABAB). Figures (medians, ms):
+in each room, in a process of its own (``notebook_observer.py``: it timestamps what it sees, so the
+writers' own work in this process is not charged to what the server takes to relay). Rounds alternate the two clients (ABAB). Figures (medians, ms):
 
 - insert, returned: the call's return. Ours returns once the room acknowledged the write (a probe
   answered); nbmodel's ``add_code_cell`` returns at once, before anything was sent.
@@ -24,12 +25,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import statistics
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -38,36 +41,54 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from elynav_nb.notebook import LiveNotebook  # noqa: E402
 from tests.browser.lab_server import LabServer, write_notebook  # noqa: E402
-from tests.notebook.servers import RawPeer, restart  # noqa: E402
+from tests.notebook.servers import RawPeer, restart, room_url  # noqa: E402
 
 
 class Observer:
-    """A third peer in the room: ``await observer.until(predicate)`` wakes on the first change that fits."""
+    """A third peer in the room, in a process of its own (``notebook_observer.py``, which says why)."""
 
-    def __init__(self, peer: RawPeer) -> None:
-        self.peer = peer
-        self._waiters: list[tuple[Callable[[list[dict[str, Any]]], bool], asyncio.Future[float]]] = []
-        peer.notebook.ydoc.observe(self._changed)
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
 
-    def _changed(self, _event: Any) -> None:  # inside the commit: the document is read just after it
-        asyncio.get_running_loop().call_soon(self._check)
-
-    def _check(self) -> None:
-        cells = self.peer.cells
-        now = time.perf_counter()
-        for predicate, future in list(self._waiters):
-            if not future.done() and predicate(cells):
-                future.set_result(now)
-
-    async def until(self, predicate: Callable[[list[dict[str, Any]]], bool], timeout: float = 30.0) -> float:
-        if predicate(self.peer.cells):
-            return time.perf_counter()
-        future: asyncio.Future[float] = asyncio.get_running_loop().create_future()
-        self._waiters.append((predicate, future))
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def join(cls, server: LabServer, path: str) -> AsyncIterator[Observer]:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(Path(__file__).with_name("notebook_observer.py")),
+            await room_url(server, path),
+            path,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        observer = cls(process)
         try:
-            return await asyncio.wait_for(future, timeout)
+            assert (await observer._line()).get("ready")
+            yield observer
         finally:
-            self._waiters.remove((predicate, future))
+            process.stdin.close()  # type: ignore[union-attr]
+            await process.wait()
+
+    async def _line(self) -> dict[str, Any]:
+        line = await asyncio.wait_for(self.process.stdout.readline(), 30)  # type: ignore[union-attr]
+        if not line:
+            raise RuntimeError("the observer ended")
+        return json.loads(line)
+
+    async def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.process.stdin.write((json.dumps(request) + "\n").encode())  # type: ignore[union-attr]
+        return await self._line()
+
+    async def source_seen(self, text: str) -> float:
+        """When a cell holding ``text`` was first seen (``time.perf_counter``, shared by the processes)."""
+        return (await self._ask({"source": text}))["at"]
+
+    async def count(self, cell_id: str) -> Any:
+        return (await self._ask({"count": cell_id}))["count"]
+
+    async def run_seen(self, cell_id: str, after: Any) -> float:
+        """When the cell was first seen with outputs and an execution count other than ``after``."""
+        return (await self._ask({"run": cell_id, "after": after}))["at"]
 
 
 QUIET_SECONDS = 0.4
@@ -79,10 +100,6 @@ async def quiet() -> None:
     pause, one client's trailing messages (our cursor, sent 0.25 s after a burst) land on the other's
     measure: the figures before 2026-12-05 charged nbmodel ~40 ms that way."""
     await asyncio.sleep(QUIET_SECONDS)
-
-
-def has_source(text: str) -> Callable[[list[dict[str, Any]]], bool]:
-    return lambda cells: any(cell.get("source") == text for cell in cells)
 
 
 def median_ms(values: list[float]) -> str:
@@ -113,8 +130,7 @@ async def inserts_and_edits(server: LabServer, rounds: int) -> dict[str, list[fl
     write_notebook(server.root_dir / "edits.ipynb", ["x = 1"])
     figures: dict[str, list[float]] = {}
     add = lambda key, value: figures.setdefault(key, []).append(value)  # noqa: E731
-    async with RawPeer.join(server, "edits.ipynb") as peer:
-        observer = Observer(peer)
+    async with Observer.join(server, "edits.ipynb") as observer:
         ours = await LiveNotebook.open("edits.ipynb", server_url=server.base_url, token=server.token)
         theirs, url = await nbmodel_client(server, "edits.ipynb")
         try:
@@ -125,7 +141,7 @@ async def inserts_and_edits(server: LabServer, rounds: int) -> dict[str, list[fl
                 started = time.perf_counter()
                 cell_id = await ours.insert_cell(text)
                 returned = time.perf_counter()
-                seen = await observer.until(has_source(text))
+                seen = await observer.source_seen(text)
                 if counted:
                     add("insert returned/ours", returned - started)
                     add("insert held/ours", returned - started)
@@ -136,7 +152,7 @@ async def inserts_and_edits(server: LabServer, rounds: int) -> dict[str, list[fl
                 started = time.perf_counter()
                 index = theirs.add_code_cell(text)
                 returned = time.perf_counter()
-                seen = await observer.until(has_source(text))
+                seen = await observer.source_seen(text)
                 if counted:
                     add("insert returned/nbmodel", returned - started)
                     add("insert seen/nbmodel", seen - started)
@@ -154,7 +170,7 @@ async def inserts_and_edits(server: LabServer, rounds: int) -> dict[str, list[fl
                 started = time.perf_counter()
                 await ours.update_cell(cell_id, long_text)
                 returned = time.perf_counter()
-                seen = await observer.until(has_source(long_text))
+                seen = await observer.source_seen(long_text)
                 if counted:
                     add("1,000-char edit returned/ours", returned - started)
                     add("1,000-char edit seen/ours", seen - started)
@@ -163,7 +179,7 @@ async def inserts_and_edits(server: LabServer, rounds: int) -> dict[str, list[fl
                 started = time.perf_counter()
                 theirs.set_cell_source(index, long_text)
                 returned = time.perf_counter()
-                seen = await observer.until(has_source(long_text))
+                seen = await observer.source_seen(long_text)
                 if counted:
                     add("1,000-char edit returned/nbmodel", returned - started)
                     add("1,000-char edit seen/nbmodel", seen - started)
@@ -178,8 +194,7 @@ async def runs(server: LabServer, rounds: int) -> dict[str, list[float]]:
 
     write_notebook(server.root_dir / "runs.ipynb", ["x = 1"])
     figures: dict[str, list[float]] = {}
-    async with RawPeer.join(server, "runs.ipynb") as peer:
-        observer = Observer(peer)
+    async with Observer.join(server, "runs.ipynb") as observer:
         ours = await LiveNotebook.open("runs.ipynb", server_url=server.base_url, token=server.token)
         theirs, _ = await nbmodel_client(server, "runs.ipynb")
         kernel_id = await ours.api.start_kernel_for("runs.ipynb")
@@ -188,36 +203,22 @@ async def runs(server: LabServer, rounds: int) -> dict[str, list[float]]:
         try:
             our_cell = await ours.insert_cell("print('ours', 6 * 7)")
             their_index = theirs.add_code_cell("print('nbmodel', 6 * 7)")
-            await observer.until(has_source("print('nbmodel', 6 * 7)"))
+            await observer.source_seen("print('nbmodel', 6 * 7)")
+            their_id = theirs[their_index]["id"]
             for round_number in range(rounds + 2):
                 counted = round_number >= 2
-                count_before = {cell["id"]: cell.get("execution_count") for cell in peer.cells}
+                count_before = await observer.count(our_cell)
                 await quiet()
                 started = time.perf_counter()
                 await ours.run_cell(our_cell)
-                seen = await observer.until(
-                    lambda cells: any(
-                        cell["id"] == our_cell
-                        and cell.get("outputs")
-                        and cell.get("execution_count") != count_before.get(our_cell)
-                        for cell in cells
-                    )
-                )
+                seen = await observer.run_seen(our_cell, count_before)
                 if counted:
                     figures.setdefault("run to outputs seen/ours", []).append(seen - started)
-                their_id = theirs[their_index]["id"]
-                count_before = {cell["id"]: cell.get("execution_count") for cell in peer.cells}
+                count_before = await observer.count(their_id)
                 await quiet()
                 started = time.perf_counter()
                 await asyncio.to_thread(theirs.execute_cell, their_index, kernel)
-                seen = await observer.until(
-                    lambda cells: any(
-                        cell["id"] == their_id
-                        and cell.get("outputs")
-                        and cell.get("execution_count") not in (None, count_before.get(their_id))
-                        for cell in cells
-                    )
-                )
+                seen = await observer.run_seen(their_id, count_before)
                 if counted:
                     figures.setdefault("run to outputs seen/nbmodel", []).append(seen - started)
         finally:

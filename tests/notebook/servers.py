@@ -37,6 +37,7 @@ __all__ = [
     "RawPeer",
     "jsd_missing",
     "live_missing",
+    "room_url",
     "start_server",
     "write_notebook",
 ]
@@ -118,9 +119,15 @@ class RawPeer:
     @classmethod
     @contextlib.asynccontextmanager
     async def join(cls, server: LabServer, path: str, timeout: float = 10.0) -> AsyncIterator[RawPeer]:
+        async with cls.join_url(await room_url(server, path), path, timeout) as peer:
+            yield peer
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def join_url(cls, url: str, path: str, timeout: float = 10.0) -> AsyncIterator[RawPeer]:
+        """The same peer, given the room's WebSocket URL (``room_url``)."""
         from jupyter_ydoc import YNotebook
 
-        url = await room_url(server, path)
         notebook = YNotebook(Doc())
         async with websockets.connect(url, max_size=None) as socket:
             async with Provider(notebook.ydoc, _SocketChannel(socket, path)) as provider:
