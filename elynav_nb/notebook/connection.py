@@ -117,6 +117,7 @@ class RoomConnection:
         self.resets = 0
         self.reconnections = 0
         self._probes: deque[tuple[int, str]] = deque()
+        self._remote_changed = False  # whether the update being applied changed the document
         self._socket: ClientConnection | None = None
         self._subscription: Subscription | None = None
         self._synced = asyncio.Event()
@@ -461,6 +462,7 @@ class RoomConnection:
 
     def _apply_remote(self, update: bytes) -> None:
         before = wire.decode_state_vector(self.doc.get_state())
+        self._remote_changed = False
         try:
             with self.doc.transaction(origin=REMOTE):
                 self.doc.apply_update(update)
@@ -474,7 +476,9 @@ class RoomConnection:
             for client, clock in after.items()
             if before.get(client, 0) != clock and client != own
         }
-        if self._on_remote is not None and (changed or update != _EMPTY_UPDATE):
+        # a deletion moves no state vector; the room's echo of our own write changes nothing (pycrdt
+        # calls no document observer then), and is not reported
+        if self._on_remote is not None and (changed or self._remote_changed):
             self._on_remote(changed)
 
     def _own_clock(self) -> int:
@@ -488,6 +492,7 @@ class RoomConnection:
     def _on_transaction(self, event: TransactionEvent) -> None:
         transaction = event.transaction  # type: ignore[attr-defined]  # present at runtime, not in the stubs
         if transaction.origin() == hash(REMOTE):
+            self._remote_changed = True
             return  # came from the server: never sent back
         update = bytes(event.update)
         if update == _EMPTY_UPDATE:

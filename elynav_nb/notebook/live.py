@@ -292,17 +292,20 @@ class LiveNotebook:
         return True
 
     def _cell_signature(self) -> dict[str, tuple[str, int | None, int]]:
-        """Per cell id: (source, execution count, number of outputs), read without converting outputs."""
-        signature: dict[str, tuple[str, int | None, int]] = {}
-        for ycell in self.notebook.ycells:
-            outputs = ycell.get("outputs")
-            count = ycell.get("execution_count")
-            signature[str(ycell.get("id"))] = (
-                str(ycell.get("source", "")),
-                int(count) if isinstance(count, int | float) else None,
-                len(outputs) if outputs is not None else 0,
-            )
-        return signature
+        """Per cell id: (source, execution count, number of outputs), read without converting outputs
+        (in one transaction: each read outside one opens its own)."""
+        with self.notebook.ydoc.transaction():
+            return {str(ycell.get("id")): _signature_of(ycell) for ycell in self.notebook.ycells}
+
+    def _sign_written(self, cell_id: str) -> None:
+        """The signature of the cell we just wrote, so that our write is no one else's change (the
+        other cells have not changed: the whole notebook is not read again)."""
+        with self.notebook.ydoc.transaction():
+            ycell = next((ycell for ycell in self.notebook.ycells if ycell.get("id") == cell_id), None)
+            if ycell is None:
+                self._signature.pop(cell_id, None)
+            else:
+                self._signature[cell_id] = _signature_of(ycell)
 
     def _on_remote(self, changed_clients: dict[int, int]) -> None:
         if self.connection is None or not self._opened:
@@ -397,7 +400,7 @@ class LiveNotebook:
             write.version = connection.version
             self.journal.add(write)
             self.last_editor[write.cell_id] = self.user_name
-            self._signature = self._cell_signature()  # our own write is no one else's change
+            self._sign_written(write.cell_id)
             if cursor is not None:
                 self._cursor = cursor
                 connection.renew_awareness_after_writes()
@@ -528,3 +531,13 @@ class LiveNotebook:
             "<table><thead><tr><th>#</th><th>id</th><th>type</th><th>source</th><th>outputs</th></tr></thead>"
             f"<tbody>{rows}</tbody></table>"
         )
+
+
+def _signature_of(ycell: Any) -> tuple[str, int | None, int]:
+    outputs = ycell.get("outputs")
+    count = ycell.get("execution_count")
+    return (
+        str(ycell.get("source", "")),
+        int(count) if isinstance(count, int | float) else None,
+        len(outputs) if outputs is not None else 0,
+    )

@@ -131,6 +131,15 @@ async def test_watch_yields_the_persons_changes_with_their_name(live_server, not
         assert change.changed_cell_ids == [cell_id]
         assert nb.cell(cell_id).source == "x = 1  # checked"
         assert nb.to_frame().set_index("id").loc[cell_id, "last_editor"] != ""
+
+        ours = await nb.insert_cell("y = 2")  # the room's echo of our own write is no one's change
+        await wait_until(
+            lambda: any(cell.get("id") == ours for cell in person.cells), what="our cell at the person"
+        )
+        index = next(number for number, cell in enumerate(person.cells) if cell["id"] == ours)
+        del person.notebook.ycells[index]  # a deletion alone: no state vector moves
+        change = await changes.__anext__()
+        assert change.changed_cell_ids == [] and change.removed_cell_ids == [ours]
         await changes.aclose()
 
 
