@@ -4,7 +4,8 @@ Run: ``python benchmarks/notebook_live.py`` from the repository root, in a venv 
 (``pip install -e '.[test,live]' jupyter-kernel-client``). It starts a real JupyterLab with
 jupyter-collaboration on loopback (the tests' harness), and an observer peer (pycrdt's own Provider)
 in each room, in a process of its own (``notebook_observer.py``: it timestamps what it sees, so the
-writers' own work in this process is not charged to what the server takes to relay). Rounds alternate the two clients (ABAB). Figures (medians, ms):
+writers' own work in this process is not charged to what the server takes to relay). Rounds
+alternate the two clients (ABAB). Figures (medians, ms):
 
 - insert, returned: the call's return. Ours returns once the room acknowledged the write (a probe
   answered); nbmodel's ``add_code_cell`` returns at once, before anything was sent.
@@ -63,7 +64,8 @@ class Observer:
         )
         observer = cls(process)
         try:
-            assert (await observer._line()).get("ready")
+            if not (await observer._line()).get("ready"):
+                raise RuntimeError("the observer did not join the room")
             yield observer
         finally:
             process.stdin.close()  # type: ignore[union-attr]
@@ -87,7 +89,7 @@ class Observer:
         return (await self._ask({"count": cell_id}))["count"]
 
     async def run_seen(self, cell_id: str, after: Any) -> float:
-        """When the cell was first seen with outputs and an execution count other than ``after``."""
+        """When the cell was first seen with outputs and an execution count above ``after``."""
         return (await self._ask({"run": cell_id, "after": after}))["at"]
 
 
