@@ -13,8 +13,10 @@ alternate the two clients (ABAB). Figures (medians, ms):
   way its user can know is a fresh ``NbModelClient`` that finds the cell (what the facts note suggests).
 - insert / 1,000-character edit, seen by the observer: the same criterion for both (the server applied
   and broadcast it).
-- run to outputs at the observer: ours ``run_cell`` (kernel WebSocket); nbmodel ``execute_cell`` with
-  ``jupyter_kernel_client`` on the same kernel (it blocks, so it runs on a thread).
+- a run at the observer: ours ``run_cell`` (kernel WebSocket); nbmodel ``execute_cell`` with
+  ``jupyter_kernel_client`` on the same kernel (it blocks, so it runs on a thread). Both show a run as
+  JupyterLab does (cleared, outputs as they come, the count last), so two figures: its outputs seen
+  (each round prints its own token) and its end seen (the outputs with the new count).
 - the ``.ipynb`` written through the contents API (GET, add a cell, PUT), as tools without RTC do.
 - each measured write starts after ``QUIET_SECONDS`` of quiet (see ``quiet``), so that neither client's
   trailing traffic is charged to the other.
@@ -87,6 +89,10 @@ class Observer:
 
     async def count(self, cell_id: str) -> Any:
         return (await self._ask({"count": cell_id}))["count"]
+
+    async def output_seen(self, cell_id: str, text: str) -> float:
+        """When the cell's stream outputs were first seen holding ``text``."""
+        return (await self._ask({"output": cell_id, "contains": text}))["at"]
 
     async def run_seen(self, cell_id: str, after: Any) -> float:
         """When the cell was first seen with outputs and an execution count above ``after``."""
@@ -209,20 +215,27 @@ async def runs(server: LabServer, rounds: int) -> dict[str, list[float]]:
             their_id = theirs[their_index]["id"]
             for round_number in range(rounds + 2):
                 counted = round_number >= 2
+                token = f"round-{round_number}-"  # this round's output, told from the round before
+                await ours.update_cell(our_cell, f"print('ours', 'round-{round_number}-')")
                 count_before = await observer.count(our_cell)
                 await quiet()
                 started = time.perf_counter()
                 await ours.run_cell(our_cell)
+                output_seen = await observer.output_seen(our_cell, token)
                 seen = await observer.run_seen(our_cell, count_before)
                 if counted:
-                    figures.setdefault("run to outputs seen/ours", []).append(seen - started)
+                    figures.setdefault("run to outputs seen/ours", []).append(output_seen - started)
+                    figures.setdefault("run to its end seen/ours", []).append(seen - started)
+                theirs.set_cell_source(their_index, f"print('nbmodel', 'round-{round_number}-')")
                 count_before = await observer.count(their_id)
                 await quiet()
                 started = time.perf_counter()
                 await asyncio.to_thread(theirs.execute_cell, their_index, kernel)
+                output_seen = await observer.output_seen(their_id, token)
                 seen = await observer.run_seen(their_id, count_before)
                 if counted:
-                    figures.setdefault("run to outputs seen/nbmodel", []).append(seen - started)
+                    figures.setdefault("run to outputs seen/nbmodel", []).append(output_seen - started)
+                    figures.setdefault("run to its end seen/nbmodel", []).append(seen - started)
         finally:
             kernel.stop(shutdown_kernel=False)
             await theirs.stop()
@@ -323,6 +336,7 @@ async def main(arguments: argparse.Namespace) -> None:
         "1,000-char edit returned",
         "1,000-char edit seen",
         "run to outputs seen",
+        "run to its end seen",
     ):
         ours_values, their_values = figures.get(f"{measure}/ours", []), figures.get(f"{measure}/nbmodel", [])
         ratio = (

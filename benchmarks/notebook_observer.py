@@ -10,10 +10,12 @@ measure waits for, the ``time.perf_counter()`` of the first change that showed i
 clock is ``CLOCK_MONOTONIC``, the same in every process):
 
 - ``("source", text)``: a cell holds ``text``;
-- ``("run", cell_id, execution_count)``: that cell has outputs and that count.
+- ``("output", cell_id, text)``: that cell's stream outputs read ``text`` (a run's outputs seen);
+- ``("run", cell_id, execution_count)``: that cell has outputs and that count (a run's end seen: both
+  clients write the count last, as JupyterLab does).
 
-Lines in (JSON): ``{"source": text}``, ``{"run": cell_id, "after": count}`` (a count above
-``after``), ``{"count": cell_id}`` (its count now). Each is answered by one line ``{"at": seconds}``
+Lines in (JSON): ``{"source": text}``, ``{"output": cell_id, "contains": text}``, ``{"run": cell_id,
+"after": count}`` (a count above ``after``), ``{"count": cell_id}`` (its count now). Each is answered by one line ``{"at": seconds}``
 or ``{"count": n}``, once the fact is there. ``{"ready": true}`` once synced.
 """
 
@@ -50,6 +52,8 @@ class FirstSeen:
             facts = [("source", cell.get("source"))]
             if cell.get("outputs"):
                 facts.append(("run", cell.get("id"), cell.get("execution_count")))
+                streams = [output for output in cell["outputs"] if output.get("output_type") == "stream"]
+                facts.append(("output", cell.get("id"), "".join(str(output["text"]) for output in streams)))
             for fact in facts:
                 self.seen.setdefault(fact, now)
         self.changed.set()
@@ -76,6 +80,14 @@ def later(count: Any, after: Any) -> bool:
 async def answer(seen: FirstSeen, request: dict[str, Any]) -> dict[str, Any]:
     if "source" in request:
         return {"at": await seen.first(lambda fact: fact == ("source", request["source"]))}
+    if "output" in request:
+        return {
+            "at": await seen.first(
+                lambda fact: (
+                    fact[0] == "output" and fact[1] == request["output"] and request["contains"] in fact[2]
+                )
+            )
+        }
     if "run" in request:
         return {
             "at": await seen.first(

@@ -5,14 +5,15 @@ the Jupyter server's collaboration room, on jupyter-collaboration 5.x or jupyter
 0.3.x: ``await LiveNotebook.open(path, server_url=..., token=...)``, or from inside the notebook's
 own kernel ``await LiveNotebook.current()``. Reads come from the live replica; every write is a
 minimal change acknowledged by the room; ``run_cell`` runs a cell in the notebook's kernel (in a
-subshell where the kernel is busy with the asking cell) and writes its outputs once.
+subshell where the kernel is busy with the asking cell) and shows it in the cell as it runs.
 ``notebook_tools(nb)`` offers it to agents; ``elynav mcp notebook`` serves the same tools over stdio.
 
 Modules: ``wire`` (y-websocket messages, pure), ``cells`` (the Y cells, minimal text edits, pure),
 ``outputs`` (iopub -> nbformat outputs, bounded text, pure), ``journal`` (replayable writes, pure),
 ``locate`` (kernel -> notebook and server), ``server_api`` (REST), ``connection`` (the room's
-WebSocket, acks, resets), ``kernel`` (runs over the kernel WebSocket), ``live`` (the facade),
-``tools`` (``notebook_tools``), ``mcp_server`` and ``command`` (``elynav mcp notebook``).
+WebSocket, acks, resets), ``kernel`` (runs over the kernel WebSocket), ``run_display`` (a run shown
+in its cell as it goes), ``live`` (the facade), ``tools`` (``notebook_tools``), ``mcp_server`` and
+``command`` (``elynav mcp notebook``).
 The protocol facts both backends showed are in ``docs/notebook-live-protocol.md``.
 """
 

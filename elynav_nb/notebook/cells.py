@@ -12,7 +12,8 @@ How data flows::
     cell id   -> cell_index (CELL_NOT_FOUND when no cell has it)
     new text  -> set_source: common prefix and suffix kept, the middle diffed by lines, small changed
                  blocks by characters (``text_edits``); pycrdt Text offsets are UTF-8 bytes, converted here
-    outputs   -> set_outputs: cleared and written once in the same transaction, execution count set
+    outputs   -> set_outputs: the fewest changes (outputs kept, a grown stream appended), count and
+                 execution_state set, in the caller's transaction
 
 Characters that stay are never deleted and re-inserted, so a person typing in the same cell keeps
 their characters. A move is a delete and an insert of the same cell (Yjs 13, which JupyterLab runs,
@@ -190,10 +191,44 @@ def set_source(text: Text, new: str) -> int:
     return changed
 
 
+def _as_y_output(output: dict[str, Any]) -> Map[Any]:
+    written = copy.deepcopy(output)
+    if written.get("output_type") == "stream":
+        text = written.get("text", "")
+        written["text"] = Text(text if isinstance(text, str) else "".join(text))
+    return Map(written)
+
+
+def _same_output(youtput: Any, output: dict[str, Any]) -> bool:
+    return isinstance(youtput, Map) and youtput.to_py() == output
+
+
+def _append_to_stream(youtput: Any, output: dict[str, Any]) -> bool:
+    """Append the new characters when ``output`` is this stream output with more text; False if not."""
+    if not isinstance(youtput, Map) or output.get("output_type") != "stream":
+        return False
+    text = youtput.get("text")
+    if youtput.get("output_type") != "stream" or youtput.get("name") != output.get("name"):
+        return False
+    if not isinstance(text, Text) or set(youtput.keys()) != set(output.keys()):
+        return False
+    old, new = str(text), str(output.get("text", ""))
+    if len(new) <= len(old) or not new.startswith(old):
+        return False
+    text += new[len(old) :]
+    return True
+
+
 def set_outputs(
-    notebook: YNotebook, index: int, outputs: list[dict[str, Any]], execution_count: int | None
+    notebook: YNotebook,
+    index: int,
+    outputs: list[dict[str, Any]],
+    execution_count: int | None,
+    execution_state: str | None = None,
 ) -> None:
-    """The cell's outputs replaced by ``outputs`` (written once) and its execution count set."""
+    """The cell's outputs made ``outputs``, its count set, and its ``execution_state`` (``running``,
+    ``idle``; None leaves it) set, with the fewest changes: an output already there is kept, a stream
+    that grew gets its new characters appended (a run's outputs are written as they come)."""
     ycell: Map[Any] = notebook.ycells[index]
     if ycell.get("cell_type") != "code":
         raise InvalidInput("only a code cell has outputs")
@@ -201,10 +236,18 @@ def set_outputs(
     if not isinstance(youtputs, Array):
         youtputs = Array()
         ycell["outputs"] = youtputs
-    youtputs.clear()
-    for output in copy.deepcopy(outputs):
-        if output.get("output_type") == "stream":
-            text = output.get("text", "")
-            output["text"] = Text(text if isinstance(text, str) else "".join(text))
-        youtputs.append(Map(output))
-    ycell["execution_count"] = execution_count
+    for position, output in enumerate(outputs):
+        if position >= len(youtputs):
+            youtputs.append(_as_y_output(output))
+            continue
+        youtput = youtputs[position]
+        if _same_output(youtput, output):
+            continue
+        if not _append_to_stream(youtput, output):
+            youtputs[position] = _as_y_output(output)
+    if len(youtputs) > len(outputs):
+        del youtputs[len(outputs) :]
+    if ycell.get("execution_count") != execution_count:
+        ycell["execution_count"] = execution_count
+    if execution_state is not None and ycell.get("execution_state") != execution_state:
+        ycell["execution_state"] = execution_state

@@ -13,8 +13,9 @@ applied again (``holds`` before and after it): a server restarted with its updat
 older file over the room. The price, said: a person's change to a cell the agent wrote in the last
 ``keep_seconds``, made while the agent was disconnected, is indistinguishable from that and is undone.
 
-A write stays in the journal until it is acknowledged and ``keep_seconds`` old (the servers save to
-disk at most a few seconds after a change, and a reloaded room starts from the saved file).
+A cell's outputs write supersedes its earlier ones. A write stays in the journal until it is
+acknowledged and ``keep_seconds`` old (the servers save to disk at most a few seconds after a change,
+and a reloaded room starts from the saved file).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class Write:
     after: str | None = None
     outputs: list[dict[str, Any]] = field(default_factory=list)
     execution_count: int | None = None
+    execution_state: str | None = None  # outputs: ``running`` while a run shows, ``idle`` after
     version: int = 0
     acked_at: float | None = None
 
@@ -70,7 +72,7 @@ class Write:
             cells.move_cell(notebook, index, target)
             return None
         if self.kind == "outputs":
-            cells.set_outputs(notebook, index, self.outputs, self.execution_count)
+            cells.set_outputs(notebook, index, self.outputs, self.execution_count, self.execution_state)
             return None
         raise ValueError(f"unknown write {self.kind}")
 
@@ -110,6 +112,12 @@ class Journal:
         self.replayed = 0
 
     def add(self, write: Write) -> None:
+        """Keep ``write``; a cell's outputs write supersedes its earlier ones (a run shows its outputs as
+        they come: replaying the last one gives the same cell, and the journal stays small)."""
+        if write.kind == "outputs":
+            self.writes = [
+                kept for kept in self.writes if kept.kind != "outputs" or kept.cell_id != write.cell_id
+            ]
         self.writes.append(write)
 
     def acknowledged(self, acked_version: int) -> None:

@@ -1,7 +1,8 @@
 """Run code in a notebook's kernel through the Jupyter server, without waiting behind the asking cell.
 
 Where it sits: the kernel I/O layer of ``elynav_nb.notebook``; ``live.py`` calls ``KernelClient.run``
-for ``run_cell`` and writes the outputs into the cell itself. It speaks the Jupyter messaging protocol
+for ``run_cell`` with a ``RunWatcher`` (``run_display.RunDisplay``), told when the request is sent and
+each time the outputs change, which writes them into the cell as they come. It speaks the Jupyter messaging protocol
 over the server's kernel WebSocket (``/api/kernels/<id>/channels``; ``kernel_wire`` frames it).
 
 The trap and its way out (facts measured with ipykernel 7.4): the kernel that would run the cell is
@@ -45,7 +46,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import websockets
 from websockets.asyncio.client import ClientConnection
@@ -64,7 +65,7 @@ from elynav_nb.notebook.kernel_wire import (
 from elynav_nb.notebook.outputs import DEFAULT_MAX_OUTPUT_BYTES, OutputCollector
 from elynav_nb.notebook.server_api import JupyterServerApi
 
-__all__ = ["KernelClient", "RunResult"]
+__all__ = ["KernelClient", "RunResult", "RunWatcher"]
 
 _REPLY_TIMEOUT: Final = 10.0
 _REPLY_AFTER_IDLE: Final = 0.5
@@ -86,6 +87,16 @@ class RunResult:
     outputs: list[dict[str, Any]] = field(default_factory=list)
     subshell: bool = False
     error_name: str = ""
+
+
+class RunWatcher(Protocol):
+    """Told of a run as it goes (``run_display.RunDisplay`` shows it in the cell)."""
+
+    def sent(self) -> None:
+        """The ``execute_request`` is on its way to the kernel."""
+
+    def changed(self, collector: OutputCollector) -> None:
+        """The run's outputs changed (``collector.notebook_outputs()``)."""
 
 
 def _message(
@@ -281,20 +292,28 @@ class KernelClient:
         return self._subshell_id
 
     async def run(
-        self, code: str, *, timeout: float, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
+        self,
+        code: str,
+        *,
+        timeout: float,
+        max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+        watcher: RunWatcher | None = None,
     ) -> RunResult:
-        """Run ``code`` and collect its outputs (see the module docstring for how and when it refuses)."""
+        """Run ``code`` and collect its outputs, telling ``watcher`` as they come (see the module
+        docstring for how and when it refuses: a refusal comes before ``watcher.sent``)."""
         async with self._lock:
             with self._exchange():
                 try:
-                    return await self._run(code, timeout, max_output_bytes)
+                    return await self._run(code, timeout, max_output_bytes, watcher)
                 except (ConnectionClosed, _SocketGone):
                     self._socket = None
                     raise KernelDied(
                         "the kernel's connection closed during the run (the kernel died or restarted)"
                     ) from None
 
-    async def _run(self, code: str, timeout: float, max_output_bytes: int) -> RunResult:
+    async def _run(
+        self, code: str, timeout: float, max_output_bytes: int, watcher: RunWatcher | None
+    ) -> RunResult:
         socket = await self._connect()
         header: dict[str, Any] = {}
         subshell = await self._needs_subshell()
@@ -310,7 +329,7 @@ class KernelClient:
         }
         request = _message("execute_request", content, "shell", self._session, **header)
         collector = OutputCollector(max_output_bytes)
-        reply = await self._collect(socket, request, collector, timeout)
+        reply = await self._collect(socket, request, collector, timeout, watcher)
         count = reply.get("execution_count")
         return RunResult(
             status=str(reply.get("status", "error")),
@@ -321,9 +340,16 @@ class KernelClient:
         )
 
     async def _collect(
-        self, socket: ClientConnection, request: dict[str, Any], collector: OutputCollector, timeout: float
+        self,
+        socket: ClientConnection,
+        request: dict[str, Any],
+        collector: OutputCollector,
+        timeout: float,
+        watcher: RunWatcher | None,
     ) -> dict[str, Any]:
         await socket.send(self._encode(request, socket))
+        if watcher is not None:
+            watcher.sent()
         request_id = request["header"]["msg_id"]
         deadline = time.monotonic() + timeout
         reply: dict[str, Any] | None = None
@@ -391,8 +417,8 @@ class KernelClient:
             elif message_type == "status":
                 if received["content"].get("execution_state") == "idle":
                     idle_at = time.monotonic()
-            else:
-                collector.add(message_type, received.get("content", {}))
+            elif collector.add(message_type, received.get("content", {})) and watcher is not None:
+                watcher.changed(collector)
         return reply
 
     async def _time_up(self, timeout: float, *, on_subshell: bool) -> OperationTimeout:

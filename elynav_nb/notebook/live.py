@@ -14,9 +14,10 @@ How a write flows::
       -> returns (``SYNC_TIMEOUT`` after ``ack_timeout``; nothing is retried twice: after a reset the
          journal replays the write once, idempotently)
 
-How a run flows: ``run_cell`` reads the cell's source, marks it running, runs it through
-``KernelClient`` (a subshell where the kernel is ours or busy; a typed refusal where that cannot be),
-then writes the outputs and the execution count in one acknowledged write, once.
+How a run flows: ``run_cell`` reads the cell's source and runs it through ``KernelClient`` (a subshell
+where the kernel is ours or busy; a typed refusal where that cannot be); ``RunDisplay`` shows it in the
+cell as JupyterLab does (cleared and ``running`` once sent, the outputs as they come, each write sent
+without waiting); the last write (outputs, count, ``idle``) is acknowledged.
 
 Reading: ``cells`` / ``cell(id)`` / ``to_frame()`` / ``outputs_text(id)`` read the local replica,
 which the room keeps current; ``watch()`` yields ``NotebookChange`` for what others change, with
@@ -37,7 +38,7 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Assoc, Doc, Text
 
 from elynav_nb._session_handles import ChangeFeed, Opening
-from elynav_nb.errors import CellNotFound, InvalidInput, RunRefused, ServiceError
+from elynav_nb.errors import CellNotFound, ElynavError, InvalidInput, RunRefused, ServiceError
 from elynav_nb.notebook import cells
 from elynav_nb.notebook.cells import CellView
 from elynav_nb.notebook.connection import RoomConnection
@@ -45,6 +46,7 @@ from elynav_nb.notebook.journal import Journal, Write
 from elynav_nb.notebook.kernel import KernelClient, RunResult
 from elynav_nb.notebook.locate import locate_current
 from elynav_nb.notebook.outputs import DEFAULT_MAX_OUTPUT_BYTES, outputs_as_text, outputs_summary
+from elynav_nb.notebook.run_display import RunDisplay
 from elynav_nb.notebook.server_api import JupyterServerApi
 
 if TYPE_CHECKING:
@@ -392,15 +394,22 @@ class LiveNotebook:
             raise type(failure)(failure.message, details=failure.details)
         return self.connection
 
+    def _show(self, write: Write) -> Any:
+        """Apply ``write`` in one transaction and send it, without waiting for the room (a run's outputs
+        as they come: the run's last write is acknowledged, and covers the ones before it)."""
+        connection = self._check_open()
+        with self.notebook.ydoc.transaction():
+            result = write.apply(self.notebook)
+        write.version = connection.version
+        self.journal.add(write)
+        self.last_editor[write.cell_id] = self.user_name
+        self._sign_written(write.cell_id)
+        return result
+
     async def _write(self, write: Write, cursor: tuple[str, int] | None = None) -> Any:
         async with self._write_lock:
+            result = self._show(write)
             connection = self._check_open()
-            with self.notebook.ydoc.transaction():
-                result = write.apply(self.notebook)
-            write.version = connection.version
-            self.journal.add(write)
-            self.last_editor[write.cell_id] = self.user_name
-            self._sign_written(write.cell_id)
             if cursor is not None:
                 self._cursor = cursor
                 connection.renew_awareness_after_writes()
@@ -481,19 +490,35 @@ class LiveNotebook:
         start_kernel: bool = True,
         max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
     ) -> RunResult:
-        """Run a code cell in the notebook's kernel; its outputs and count are written once, then returned.
+        """Run a code cell in the notebook's kernel, shown in the cell as JupyterLab shows a run (its outputs
+        as they come, the count at the end); returns once the room has the run's last write.
 
-        Refused with ``RUN_REFUSED`` (nothing run) where it would wait for ever; ``KERNEL_DIED`` when the
-        kernel dies during the run (the cell keeps its old outputs); ``TIMEOUT`` (the kernel interrupted
-        when the run was on its main shell; a run on a subshell cannot be, and goes on).
+        Refused with ``RUN_REFUSED`` (nothing run, the cell untouched) where it would wait for ever;
+        ``KERNEL_DIED`` when the kernel dies during the run and ``TIMEOUT`` past ``timeout`` (the kernel
+        interrupted when the run was on its main shell; a run on a subshell cannot be, and goes on):
+        then the cell keeps the outputs that came, without a count.
         """
         self._check_open()
         cell = self.cell(cell_id)
         if cell.cell_type != "code":
             raise InvalidInput(f"the cell {cell_id!r} is {cell.cell_type}, only a code cell runs")
         kernel = await self._kernel(start_kernel)
-        result = await kernel.run(cell.source, timeout=timeout, max_output_bytes=max_output_bytes)
-        await self.set_outputs(cell_id, result.outputs, result.execution_count)
+        display = RunDisplay(cell_id, self._show)
+        try:
+            result = await kernel.run(
+                cell.source, timeout=timeout, max_output_bytes=max_output_bytes, watcher=display
+            )
+        except ElynavError:
+            if display.began:
+                with contextlib.suppress(ElynavError):
+                    await self._write(display.last_write())
+            raise
+        except asyncio.CancelledError:
+            if display.began:
+                with contextlib.suppress(ElynavError):
+                    self._show(display.last_write())
+            raise
+        await self._write(display.last_write(result))
         return result
 
     # --- closing -------------------------------------------------------------------------------

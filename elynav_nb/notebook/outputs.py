@@ -1,8 +1,8 @@
 """Cell outputs: built from a kernel's iopub messages, bounded, and read as text by people and agents.
 
 Where it sits: the pure output model of ``elynav_nb.notebook`` (no I/O). ``kernel.py`` feeds each
-iopub message of one run to an ``OutputCollector``; ``live.py`` writes ``collector.outputs`` into the
-cell once, when the run ends. ``outputs_as_text`` is what ``read_cell`` and ``to_frame`` show.
+iopub message of one run to an ``OutputCollector``; ``run_display.py`` writes its outputs into the
+cell as they come. ``outputs_as_text`` is what ``read_cell`` and ``to_frame`` show.
 
 How data flows::
 

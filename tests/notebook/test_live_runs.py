@@ -142,14 +142,52 @@ async def test_a_busy_kernel_without_subshells_is_refused_at_once(live_server, n
             await runner.close()
 
 
-async def test_a_kernel_that_dies_during_a_run_is_typed_and_the_cell_kept(live_server, notebook_path):
+async def test_a_kernel_that_dies_during_a_run_is_typed_and_the_cell_shows_what_came(
+    live_server, notebook_path
+):
     async with open_live(live_server, notebook_path) as nb:
         cell_id = await nb.insert_cell("print('before')")
         await nb.run_cell(cell_id)
-        await nb.update_cell(cell_id, "import os\nos._exit(1)")
+        await nb.update_cell(
+            cell_id, "import os, time\nprint('partial', flush=True)\ntime.sleep(0.5)\nos._exit(1)"
+        )
         with pytest.raises(KernelDied):
             await nb.run_cell(cell_id, timeout=60)
-        assert nb.outputs_text(cell_id) == "before"  # the old outputs stay: nothing half-written
+        # as JupyterLab shows it: the old outputs cleared when the run began, what came before the death
+        # once, no count, the cell no longer running
+        assert nb.outputs_text(cell_id) == "partial" and nb.cell(cell_id).execution_count is None
+        async with RawPeer.join(live_server, notebook_path) as peer:
+            seen = peer.cell(cell_id).to_py()
+            assert [output.get("text") for output in seen["outputs"]] == ["partial\n"]
+            assert seen.get("execution_state") == "idle" and seen.get("execution_count") is None
+
+
+async def test_a_persons_view_shows_the_run_as_it_goes(live_server, notebook_path):
+    """A peer sees the cell running ([*]), its outputs before the run ends, each once, then the count."""
+    async with open_live(live_server, notebook_path) as nb, RawPeer.join(live_server, notebook_path) as peer:
+        cell_id = await nb.insert_cell(
+            "import time\nfor step in range(3):\n    print(step, flush=True)\n    time.sleep(0.4)\n'done'"
+        )
+        await nb.run_cell(await nb.insert_cell("1"))  # the kernel started: the next run is timed alone
+        views: list[tuple[str, str, int | None]] = []
+
+        def look() -> None:
+            cell = peer.cell(cell_id).to_py()
+            text = "".join(str(output.get("text", "")) for output in cell["outputs"])
+            view = (str(cell.get("execution_state")), text, cell.get("execution_count"))
+            if not views or views[-1] != view:
+                views.append(view)
+
+        peer.notebook.ydoc.observe(lambda _event: asyncio.get_running_loop().call_soon(look))
+        result = await nb.run_cell(cell_id)
+        await wait_until(lambda: views and views[-1][0] == "idle", what="the run's last write at the peer")
+        running = [view for view in views if view[0] == "running"]
+        texts = [text for _, text, _ in running]  # each a step further, none twice (a peer's look may
+        assert texts == sorted(set(texts), key=len)  # take two writes at once: some steps may merge)
+        assert set(texts) <= {"", "0\n", "0\n1\n", "0\n1\n2\n"} and {"0\n", "0\n1\n"} & set(texts)
+        assert all(count is None for _, _, count in running)
+        assert views[-1] == ("idle", "0\n1\n2\n", result.execution_count)
+        assert nb.outputs_text(cell_id) == "0\n1\n2\n\n'done'"
 
 
 async def test_a_run_past_its_timeout_interrupts_the_kernel(live_server, notebook_path):
