@@ -141,3 +141,62 @@ def test_a_person_and_the_agent_in_the_same_notebook(lab_browser, tmp_path: Path
             agent.release.set()
             agent.join(30)
         server.stop()
+
+
+class SlowRunThread(threading.Thread):
+    """The agent runs a cell that prints a step a second, on a loop of its own."""
+
+    def __init__(self, server: Any, path: str) -> None:
+        super().__init__(daemon=True)
+        self.server, self.path = server, path
+        self.count: int | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            asyncio.run(self._work())
+        except BaseException as error:  # handed to the test
+            self.error = error
+
+    async def _work(self) -> None:
+        from elynav_nb.notebook import LiveNotebook
+
+        async with LiveNotebook.open(
+            self.path, server_url=self.server.base_url, token=self.server.token, user_name=AGENT
+        ) as nb:
+            cell_id = nb.cells[0].id
+            await nb.run_cell(await nb.insert_cell("'warm'"), timeout=60)  # the kernel started first
+            result = await nb.run_cell(cell_id, timeout=60)
+            self.count = result.execution_count
+
+
+def test_a_person_sees_the_agents_run_as_it_goes(lab_browser, tmp_path: Path) -> None:
+    """While the agent's run goes on, the person's JupyterLab shows ``[*]`` and the steps printed so far;
+    at the end, the count and every step once."""
+    folder = tmp_path / "root"
+    code = "import time\nfor step in range(4):\n    print('step', step, flush=True)\n    time.sleep(1)"
+    write_notebook(folder / "slow.ipynb", [code])
+    server = start_server("collaboration", folder)
+    agent: SlowRunThread | None = None
+    try:
+        notebook = lab_browser.open_notebook(server, "slow.ipynb")
+        page = notebook.page
+        prompt = notebook.cell(0).locator(".jp-InputPrompt")
+        outputs = notebook.cell(0).locator(".jp-OutputArea-output")
+        agent = SlowRunThread(server, "slow.ipynb")
+        agent.start()
+        _wait(
+            lambda: "step 1" in outputs.all_inner_texts().__str__(), 60, "the run's second step in the page"
+        )
+        during = (prompt.inner_text(), " ".join(outputs.all_inner_texts()))
+        page.screenshot(path=str(tmp_path / "run_as_it_goes.png"))
+        agent.join(60)
+        assert agent.error is None, repr(agent.error)
+        assert "[*]" in during[0] and "step 3" not in during[1], during  # seen while it ran
+        _wait(lambda: prompt.inner_text().strip() == f"[{agent.count}]:", 20, "the count in the prompt")
+        text = " ".join(outputs.all_inner_texts())
+        assert [text.count(f"step {step}") for step in range(4)] == [1, 1, 1, 1], text
+    finally:
+        if agent is not None:
+            agent.join(30)
+        server.stop()
