@@ -4,13 +4,17 @@ Run: ``python benchmarks/notebook_live.py`` from the repository root, in a venv 
 (``pip install -e '.[test,live]' jupyter-kernel-client``). It starts a real JupyterLab with
 jupyter-collaboration on loopback (the tests' harness), and an observer peer (pycrdt's own Provider)
 in each room, in a process of its own (``notebook_observer.py``: it timestamps what it sees, so the
-writers' own work in this process is not charged to what the server takes to relay). Rounds
-alternate the two clients (ABAB). Figures (medians, ms):
+writers' own work in this process is not charged to what the server takes to relay). nbmodel's
+client writes from a process of its own too (``notebook_nbmodel_writer.py``: in one event loop each
+client handled the other's updates, which cost ours ~2 ms per acknowledged write). Rounds alternate
+the two clients (ABAB). Figures (medians, ms):
 
 - insert, returned: the call's return. Ours returns once the room acknowledged the write (a probe
   answered); nbmodel's ``add_code_cell`` returns at once, before anything was sent.
 - insert, held (known to the writer): ours as above; nbmodel has no acknowledgement, so the cheapest
   way its user can know is a fresh ``NbModelClient`` that finds the cell (what the facts note suggests).
+- 1,000-character edit held, run to its outputs held: the same criterion (ours: ``update_cell`` and
+  ``run_cell`` return acknowledged; nbmodel: its call, then a fresh client that finds the text).
 - insert / 1,000-character edit, seen by the observer: the same criterion for both (the server applied
   and broadcast it).
 - a run at the observer: ours ``run_cell`` (kernel WebSocket); nbmodel ``execute_cell`` with
@@ -20,6 +24,7 @@ alternate the two clients (ABAB). Figures (medians, ms):
 - the ``.ipynb`` written through the contents API (GET, add a cell, PUT), as tools without RTC do.
 - each measured write starts after ``QUIET_SECONDS`` of quiet (see ``quiet``), so that neither client's
   trailing traffic is charged to the other.
+- floors (``notebook_floors.py``): the server's relay alone and the kernel alone, which no client goes below.
 - lost edits: a burst of inserts by each client with the server killed (SIGKILL) and restarted in the
   middle; the count of inserts that returned but are not in the room afterwards.
 """
@@ -42,61 +47,86 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
+from notebook_floors import kernel_floor, relay_floor  # noqa: E402
+
 from elynav_nb.notebook import LiveNotebook  # noqa: E402
 from tests.browser.lab_server import LabServer, write_notebook  # noqa: E402
 from tests.notebook.servers import RawPeer, restart, room_url  # noqa: E402
 
 
-class Observer:
-    """A third peer in the room, in a process of its own (``notebook_observer.py``, which says why)."""
+class Helper:
+    """A helper script of this folder in a process of its own, asked by JSON lines (one answer each)."""
 
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def join(cls, server: LabServer, path: str) -> AsyncIterator[Observer]:
+    async def start(cls, script: str, *arguments: str) -> AsyncIterator[Any]:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
-            str(Path(__file__).with_name("notebook_observer.py")),
-            await room_url(server, path),
-            path,
+            str(Path(__file__).with_name(script)),
+            *arguments,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
         )
-        observer = cls(process)
+        helper = cls(process)
         try:
-            if not (await observer._line()).get("ready"):
-                raise RuntimeError("the observer did not join the room")
-            yield observer
+            if not (await helper._line()).get("ready"):
+                raise RuntimeError(f"{script} did not start")
+            yield helper
         finally:
             process.stdin.close()  # type: ignore[union-attr]
-            await process.wait()
+            try:
+                await asyncio.wait_for(process.wait(), 10)
+            except TimeoutError:  # stuck on a request that failed: do not wait for ever
+                process.kill()
+                await process.wait()
 
     async def _line(self) -> dict[str, Any]:
-        line = await asyncio.wait_for(self.process.stdout.readline(), 30)  # type: ignore[union-attr]
+        line = await asyncio.wait_for(self.process.stdout.readline(), 60)  # type: ignore[union-attr]
         if not line:
-            raise RuntimeError("the observer ended")
+            raise RuntimeError("the helper ended")
         return json.loads(line)
 
-    async def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def ask(self, request: dict[str, Any]) -> dict[str, Any]:
         self.process.stdin.write((json.dumps(request) + "\n").encode())  # type: ignore[union-attr]
         return await self._line()
 
+
+class Observer(Helper):
+    """A third peer in the room (``notebook_observer.py``, which says why it has a process of its own)."""
+
+    @classmethod
+    def join(cls, server: LabServer, path: str) -> contextlib.AbstractAsyncContextManager[Observer]:
+        @contextlib.asynccontextmanager
+        async def joined() -> AsyncIterator[Observer]:
+            async with cls.start("notebook_observer.py", await room_url(server, path), path) as observer:
+                yield observer
+
+        return joined()
+
     async def source_seen(self, text: str) -> float:
         """When a cell holding ``text`` was first seen (``time.perf_counter``, shared by the processes)."""
-        return (await self._ask({"source": text}))["at"]
+        return (await self.ask({"source": text}))["at"]
 
     async def count(self, cell_id: str) -> Any:
-        return (await self._ask({"count": cell_id}))["count"]
+        return (await self.ask({"count": cell_id}))["count"]
 
     async def output_seen(self, cell_id: str, text: str) -> float:
         """When the cell's stream outputs were first seen holding ``text``."""
-        return (await self._ask({"output": cell_id, "contains": text}))["at"]
+        return (await self.ask({"output": cell_id, "contains": text}))["at"]
 
     async def run_seen(self, cell_id: str, after: Any) -> float:
         """When the cell was first seen with outputs and an execution count above ``after``."""
-        return (await self._ask({"run": cell_id, "after": after}))["at"]
+        return (await self.ask({"run": cell_id, "after": after}))["at"]
+
+
+def nbmodel_writer(
+    server: LabServer, path: str, kernel_id: str = ""
+) -> contextlib.AbstractAsyncContextManager[Helper]:
+    """jupyter-nbmodel-client in a process of its own (``notebook_nbmodel_writer.py``, which says why)."""
+    return Helper.start("notebook_nbmodel_writer.py", server.base_url, server.token, path, kernel_id)
 
 
 QUIET_SECONDS = 0.4
@@ -123,27 +153,19 @@ async def nbmodel_client(server: LabServer, path: str) -> Any:
     return client, url
 
 
-async def nbmodel_finds(url: str, text: str) -> bool:
-    from jupyter_nbmodel_client import NbModelClient
-
-    fresh = NbModelClient(url, username="nbmodel-check")
-    await fresh.start()
-    try:
-        return any("".join(fresh[index]["source"]) == text for index in range(len(fresh)))
-    finally:
-        await fresh.stop()
-
-
 async def inserts_and_edits(server: LabServer, rounds: int) -> dict[str, list[float]]:
     write_notebook(server.root_dir / "edits.ipynb", ["x = 1"])
     figures: dict[str, list[float]] = {}
     add = lambda key, value: figures.setdefault(key, []).append(value)  # noqa: E731
-    async with Observer.join(server, "edits.ipynb") as observer:
+    async with (
+        Observer.join(server, "edits.ipynb") as observer,
+        nbmodel_writer(server, "edits.ipynb") as theirs,
+    ):
         ours = await LiveNotebook.open("edits.ipynb", server_url=server.base_url, token=server.token)
-        theirs, url = await nbmodel_client(server, "edits.ipynb")
         try:
             for round_number in range(rounds + 2):  # two warm-up rounds, not counted
                 counted = round_number >= 2
+                checked = counted and round_number < 7  # nbmodel held: a fresh connection per check
                 text = f"ours_{uuid.uuid4().hex}"
                 await quiet()
                 started = time.perf_counter()
@@ -157,21 +179,17 @@ async def inserts_and_edits(server: LabServer, rounds: int) -> dict[str, list[fl
 
                 text = f"nbmodel_{uuid.uuid4().hex}"
                 await quiet()
-                started = time.perf_counter()
-                index = theirs.add_code_cell(text)
-                returned = time.perf_counter()
+                done = await theirs.ask({"insert": text})
+                their_id = done["id"]
                 seen = await observer.source_seen(text)
                 if counted:
-                    add("insert returned/nbmodel", returned - started)
-                    add("insert seen/nbmodel", seen - started)
-                if counted and round_number < 7:  # a fresh connection per check: a few rounds only
+                    add("insert returned/nbmodel", done["returned"] - done["started"])
+                    add("insert seen/nbmodel", seen - done["started"])
+                if checked:
+                    text = f"nbmodel_{uuid.uuid4().hex}"
                     await quiet()
-                    started = time.perf_counter()
-                    theirs_text = f"nbmodel_{uuid.uuid4().hex}"
-                    theirs.add_code_cell(theirs_text)
-                    while not await nbmodel_finds(url, theirs_text):
-                        pass
-                    add("insert held/nbmodel", time.perf_counter() - started)
+                    done = await theirs.ask({"insert": text, "until_found": {"text": text}})
+                    add("insert held/nbmodel", done["found"] - done["started"])
 
                 long_text = "".join(chr(97 + (round_number + n) % 26) for n in range(1000))
                 await quiet()
@@ -181,65 +199,76 @@ async def inserts_and_edits(server: LabServer, rounds: int) -> dict[str, list[fl
                 seen = await observer.source_seen(long_text)
                 if counted:
                     add("1,000-char edit returned/ours", returned - started)
+                    add("1,000-char edit held/ours", returned - started)
                     add("1,000-char edit seen/ours", seen - started)
                 long_text = long_text[::-1]
                 await quiet()
-                started = time.perf_counter()
-                theirs.set_cell_source(index, long_text)
-                returned = time.perf_counter()
+                done = await theirs.ask({"edit": their_id, "text": long_text})
                 seen = await observer.source_seen(long_text)
                 if counted:
-                    add("1,000-char edit returned/nbmodel", returned - started)
-                    add("1,000-char edit seen/nbmodel", seen - started)
+                    add("1,000-char edit returned/nbmodel", done["returned"] - done["started"])
+                    add("1,000-char edit seen/nbmodel", seen - done["started"])
+                if checked:
+                    long_text = long_text.upper()
+                    await quiet()
+                    done = await theirs.ask(
+                        {"edit": their_id, "text": long_text, "until_found": {"text": long_text}}
+                    )
+                    add("1,000-char edit held/nbmodel", done["found"] - done["started"])
         finally:
-            await theirs.stop()
             await ours.close()
     return figures
 
 
 async def runs(server: LabServer, rounds: int) -> dict[str, list[float]]:
-    from jupyter_kernel_client import JupyterKernelClient as KernelClient
-
     write_notebook(server.root_dir / "runs.ipynb", ["x = 1"])
     figures: dict[str, list[float]] = {}
-    async with Observer.join(server, "runs.ipynb") as observer:
-        ours = await LiveNotebook.open("runs.ipynb", server_url=server.base_url, token=server.token)
-        theirs, _ = await nbmodel_client(server, "runs.ipynb")
-        kernel_id = await ours.api.start_kernel_for("runs.ipynb")
-        kernel = KernelClient(server_url=server.base_url, token=server.token, kernel_id=kernel_id)
-        kernel.start()
-        try:
+    add = lambda key, value: figures.setdefault(key, []).append(value)  # noqa: E731
+    ours = await LiveNotebook.open("runs.ipynb", server_url=server.base_url, token=server.token)
+    kernel_id = await ours.api.start_kernel_for("runs.ipynb")
+    try:
+        async with (
+            Observer.join(server, "runs.ipynb") as observer,
+            nbmodel_writer(server, "runs.ipynb", kernel_id) as theirs,
+        ):
             our_cell = await ours.insert_cell("print('ours', 6 * 7)")
-            their_index = theirs.add_code_cell("print('nbmodel', 6 * 7)")
+            their_id = (await theirs.ask({"insert": "print('nbmodel', 6 * 7)"}))["id"]
             await observer.source_seen("print('nbmodel', 6 * 7)")
-            their_id = theirs[their_index]["id"]
             for round_number in range(rounds + 2):
                 counted = round_number >= 2
                 token = f"round-{round_number}-"  # this round's output, told from the round before
-                await ours.update_cell(our_cell, f"print('ours', 'round-{round_number}-')")
+                await ours.update_cell(our_cell, f"print('ours', '{token}')")
                 count_before = await observer.count(our_cell)
                 await quiet()
                 started = time.perf_counter()
                 await ours.run_cell(our_cell)
+                returned = time.perf_counter()
                 output_seen = await observer.output_seen(our_cell, token)
                 seen = await observer.run_seen(our_cell, count_before)
                 if counted:
-                    figures.setdefault("run to outputs seen/ours", []).append(output_seen - started)
-                    figures.setdefault("run to its end seen/ours", []).append(seen - started)
-                theirs.set_cell_source(their_index, f"print('nbmodel', 'round-{round_number}-')")
+                    add("run to its outputs held/ours", returned - started)
+                    add("run to outputs seen/ours", output_seen - started)
+                    add("run to its end seen/ours", seen - started)
+                await theirs.ask({"edit": their_id, "text": f"print('nbmodel', '{token}')"})
                 count_before = await observer.count(their_id)
                 await quiet()
-                started = time.perf_counter()
-                await asyncio.to_thread(theirs.execute_cell, their_index, kernel)
+                done = await theirs.ask({"run": their_id})
                 output_seen = await observer.output_seen(their_id, token)
                 seen = await observer.run_seen(their_id, count_before)
                 if counted:
-                    figures.setdefault("run to outputs seen/nbmodel", []).append(output_seen - started)
-                    figures.setdefault("run to its end seen/nbmodel", []).append(seen - started)
-        finally:
-            kernel.stop(shutdown_kernel=False)
-            await theirs.stop()
-            await ours.close()
+                    add("run to outputs seen/nbmodel", output_seen - done["started"])
+                    add("run to its end seen/nbmodel", seen - done["started"])
+                if counted and round_number < 7:  # a fresh connection per check: a few rounds only
+                    token = f"held-{round_number}-"
+                    await theirs.ask({"edit": their_id, "text": f"print('nbmodel', '{token}')"})
+                    await quiet()
+                    done = await theirs.ask(
+                        {"run": their_id, "until_found": {"text": token, "where": "outputs"}}
+                    )
+                    add("run to its outputs held/nbmodel", done["found"] - done["started"])
+        figures["floor: the kernel alone"] = await kernel_floor(server, kernel_id, rounds, quiet)
+    finally:
+        await ours.close()
     return figures
 
 
@@ -318,6 +347,7 @@ async def main(arguments: argparse.Namespace) -> None:
     try:
         figures: dict[str, list[float]] = {}
         figures.update(await inserts_and_edits(server, arguments.rounds))
+        figures["floor: the relay alone"] = await relay_floor(server, arguments.rounds, Observer, quiet)
         figures.update(await runs(server, arguments.run_rounds))
         figures.update(await contents_write(server, arguments.run_rounds))
         losses = {
@@ -334,7 +364,9 @@ async def main(arguments: argparse.Namespace) -> None:
         "insert held",
         "insert seen",
         "1,000-char edit returned",
+        "1,000-char edit held",
         "1,000-char edit seen",
+        "run to its outputs held",
         "run to outputs seen",
         "run to its end seen",
     ):
@@ -345,6 +377,15 @@ async def main(arguments: argparse.Namespace) -> None:
             else "-"
         )
         print(f"| {measure} | {median_ms(ours_values)} | {median_ms(their_values)} | {ratio} |")
+    relay, kernel = figures["floor: the relay alone"], figures["floor: the kernel alone"]
+    print(
+        f"| floor: the server's relay alone (a prepared insert on a bare WebSocket), seen | {median_ms(relay)} | "
+        f"half of nbmodel's insert seen: {statistics.median(figures['insert seen/nbmodel']) * 500:.2f} | |"
+    )
+    print(
+        f"| floor: the kernel alone (execute_request to idle) + the relay | {median_ms(kernel)} + {median_ms(relay)} | "
+        f"half of nbmodel's run to its end seen: {statistics.median(figures['run to its end seen/nbmodel']) * 500:.2f} | |"
+    )
     contents = figures[".ipynb via contents API (GET + PUT)"]
     ours_insert = figures[".ipynb via contents API (GET + PUT)/ours insert"]
     print(

@@ -20,6 +20,7 @@ and a reloaded room starts from the saved file).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,7 +56,7 @@ class Write:
         """Do the write on ``notebook`` (inside the caller's transaction). On a replay a missing cell
         is skipped instead of raising ``CELL_NOT_FOUND``."""
         if self.kind == "insert":
-            return self._insert(notebook)
+            return self._insert(notebook, replay)
         try:
             index = cells.cell_index(notebook, self.cell_id)
         except CellNotFound:
@@ -91,14 +92,16 @@ class Write:
             return len(ycell.get("outputs") or []) == len(self.outputs) and count == self.execution_count
         return True
 
-    def _insert(self, notebook: YNotebook) -> str:
-        existing = [ycell.get("id") for ycell in notebook.ycells]
-        if self.cell_id in existing:
-            return self.cell_id
+    def _insert(self, notebook: YNotebook, replay: bool) -> str:
+        if replay:  # only a replay may find its cell there (a new write's id is new)
+            with contextlib.suppress(CellNotFound):
+                cells.cell_index(notebook, self.cell_id)
+                return self.cell_id
         index = self.index
-        if self.after is not None and self.after in existing:
-            index = existing.index(self.after) + 1
-        index = max(0, min(index, len(existing)))
+        if self.after is not None:
+            with contextlib.suppress(CellNotFound):
+                index = cells.cell_index(notebook, self.after) + 1
+        index = max(0, min(index, len(notebook.ycells)))
         cells.insert_cell(notebook, index, self.cell_type, self.source, self.cell_id)
         return self.cell_id
 

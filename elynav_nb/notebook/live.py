@@ -303,8 +303,9 @@ class LiveNotebook:
         """The signature of the cell we just wrote, so that our write is no one else's change (the
         other cells have not changed: the whole notebook is not read again)."""
         with self.notebook.ydoc.transaction():
-            ycell = next((ycell for ycell in self.notebook.ycells if ycell.get("id") == cell_id), None)
-            if ycell is None:
+            try:
+                ycell = self.notebook.ycells[cells.cell_index(self.notebook, cell_id)]
+            except CellNotFound:
                 self._signature.pop(cell_id, None)
             else:
                 self._signature[cell_id] = _signature_of(ycell)
@@ -352,7 +353,7 @@ class LiveNotebook:
         return cells.read_cells(self.notebook)
 
     def cell(self, cell_id: str) -> CellView:
-        return self.cells[cells.cell_index(self.notebook, cell_id)]
+        return cells.read_cell(self.notebook, cell_id)
 
     def outputs_text(self, cell_id: str, max_chars: int = 4000) -> str:
         """The cell's outputs as text (images and big outputs said, not shown), at most ``max_chars``."""

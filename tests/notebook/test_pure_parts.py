@@ -206,3 +206,22 @@ def test_a_new_kernel_process_clears_the_main_shell() -> None:
     shell.see(_status("busy", "cell"))
     shell.see(_status("starting"))
     assert not shell.busy and shell.known
+
+
+def test_cell_index_stays_right_as_cells_move_come_and_go():
+    """The index a cell was last found at is a hint checked at each use, never trusted blindly."""
+    notebook = YNotebook(Doc())
+    for index, cell_id in enumerate("abc"):
+        cells.insert_cell(notebook, index, "code", cell_id, cell_id)
+    assert [cells.cell_index(notebook, cell_id) for cell_id in "abc"] == [0, 1, 2]
+    other = YNotebook(Doc())  # a person, elsewhere, inserts at the top and deletes "b"
+    other.ydoc.apply_update(notebook.ydoc.get_update())
+    cells.insert_cell(other, 0, "markdown", "top", "top")
+    del other.ycells[cells.cell_index(other, "b")]
+    notebook.ydoc.apply_update(other.ydoc.get_update(notebook.ydoc.get_state()))
+    assert [cells.cell_index(notebook, cell_id) for cell_id in ("top", "a", "c")] == [0, 1, 2]
+    with pytest.raises(CellNotFound):
+        cells.cell_index(notebook, "b")
+    cells.move_cell(notebook, 2, 0)
+    assert [cells.cell_index(notebook, cell_id) for cell_id in ("c", "top", "a")] == [0, 1, 2]
+    assert cells.read_cell(notebook, "a").source == "a" and cells.read_cell(notebook, "a").index == 2
