@@ -5,9 +5,8 @@ Run: ``python benchmarks/notebook_live.py`` from the repository root, in a venv 
 jupyter-collaboration on loopback (the tests' harness), and an observer peer (pycrdt's own Provider)
 in each room, in a process of its own (``notebook_observer.py``: it timestamps what it sees, so the
 writers' own work in this process is not charged to what the server takes to relay). nbmodel's
-client writes from a process of its own too (``notebook_nbmodel_writer.py``: in one event loop each
-client handled the other's updates, which cost ours ~2 ms per acknowledged write). Rounds alternate
-the two clients (ABAB). Figures (medians, ms):
+client writes from a process of its own too (``notebook_nbmodel_writer.py``, which says why). Rounds
+alternate the two clients (ABAB). Figures (medians, ms):
 
 - insert, returned: the call's return. Ours returns once the room acknowledged the write (a probe
   answered); nbmodel's ``add_code_cell`` returns at once, before anything was sent.

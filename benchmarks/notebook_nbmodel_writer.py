@@ -1,9 +1,9 @@
 """jupyter-nbmodel-client as the second writer of ``notebook_live.py``, in a process of its own.
 
-Why a process: two clients in one event loop each handle the other's updates, and their timings
-mix. Measured 2026-12-06: our acknowledged insert took ~2 ms alone and ~4.3 ms with nbmodel's client
-in the same loop (it receives and applies our update while we wait for our acknowledgement). A
-person's JupyterLab and an agent are separate processes too.
+Why a process: in one event loop, each client handles the other's updates while it waits for its
+own, so their timings mix; a person's JupyterLab and an agent are separate processes too. Measured
+2026-12-06, our acknowledged insert took the same either way (4.2-4.4 ms in the benchmark, where the
+server relays it to two other peers before it answers our probe; ~2.7 ms with no other peer).
 
 Run by the benchmark as ``python benchmarks/notebook_nbmodel_writer.py BASE_URL TOKEN PATH [KERNEL_ID]``.
 Lines in (JSON), each answered by one line once done, with ``time.perf_counter()`` stamps (on Linux
