@@ -16,8 +16,8 @@ How a write flows::
 
 How a run flows: ``run_cell`` reads the cell's source and runs it through ``KernelClient`` (a subshell
 where the kernel is ours or busy; a typed refusal where that cannot be); ``RunDisplay`` shows it in the
-cell as JupyterLab does (cleared and ``running`` once sent, the outputs as they come, each write sent
-without waiting); the last write (outputs, count, ``idle``) is acknowledged.
+cell as JupyterLab does (once it has lasted 30 ms: cleared and ``running``, then the outputs as they
+come, each write sent without waiting); the last write (outputs, count, ``idle``) is acknowledged.
 
 Reading: ``cells`` / ``cell(id)`` / ``to_frame()`` / ``outputs_text(id)`` read the local replica,
 which the room keeps current; ``watch()`` yields ``NotebookChange`` for what others change, with
@@ -509,15 +509,14 @@ class LiveNotebook:
             result = await kernel.run(
                 cell.source, timeout=timeout, max_output_bytes=max_output_bytes, watcher=display
             )
-        except ElynavError:
-            if display.began:
+        except BaseException as error:
+            last = display.last_write()  # no write is due after it
+            if display.began:  # typed: acknowledged; cancelled (or a bug): sent, not awaited
                 with contextlib.suppress(ElynavError):
-                    await self._write(display.last_write())
-            raise
-        except asyncio.CancelledError:
-            if display.began:
-                with contextlib.suppress(ElynavError):
-                    self._show(display.last_write())
+                    if isinstance(error, ElynavError):
+                        await self._write(last)
+                    else:
+                        self._show(last)
             raise
         await self._write(display.last_write(result))
         return result
