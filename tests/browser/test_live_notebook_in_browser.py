@@ -38,17 +38,15 @@ def _wait(condition: Any, timeout: float, what: str) -> None:
         time.sleep(0.1)
 
 
-class AgentThread(threading.Thread):
-    """The agent's work on a loop of its own: rewrite cell 1, insert a cell after it, run that cell."""
+class LoopThread(threading.Thread):
+    """An agent's ``_work`` on an event loop of its own (Playwright's sync API holds the test's)."""
 
     def __init__(self, server: Any, path: str) -> None:
         super().__init__(daemon=True)
         self.server = server
         self.path = path
-        self.inserted_id: str | None = None
         self.error: BaseException | None = None
         self.done = threading.Event()
-        self.release = threading.Event()
 
     def run(self) -> None:
         try:
@@ -57,6 +55,18 @@ class AgentThread(threading.Thread):
             self.error = error
         finally:
             self.done.set()
+
+    async def _work(self) -> None:
+        raise NotImplementedError
+
+
+class AgentThread(LoopThread):
+    """The agent's work: rewrite cell 1, insert a cell after it, run that cell."""
+
+    def __init__(self, server: Any, path: str) -> None:
+        super().__init__(server, path)
+        self.inserted_id: str | None = None
+        self.release = threading.Event()
 
     async def _work(self) -> None:
         from elynav_nb.notebook import LiveNotebook
@@ -143,20 +153,12 @@ def test_a_person_and_the_agent_in_the_same_notebook(lab_browser, tmp_path: Path
         server.stop()
 
 
-class SlowRunThread(threading.Thread):
-    """The agent runs a cell that prints a step a second, on a loop of its own."""
+class SlowRunThread(LoopThread):
+    """The agent runs a cell that prints a step a second."""
 
     def __init__(self, server: Any, path: str) -> None:
-        super().__init__(daemon=True)
-        self.server, self.path = server, path
+        super().__init__(server, path)
         self.count: int | None = None
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        try:
-            asyncio.run(self._work())
-        except BaseException as error:  # handed to the test
-            self.error = error
 
     async def _work(self) -> None:
         from elynav_nb.notebook import LiveNotebook
