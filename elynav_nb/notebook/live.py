@@ -21,7 +21,9 @@ come, each write sent without waiting); the last write (outputs, count, ``idle``
 
 Reading: ``cells`` / ``cell(id)`` / ``to_frame()`` / ``outputs_text(id)`` read the local replica,
 which the room keeps current; ``watch()`` yields ``NotebookChange`` for what others change, with
-their names (from the room's awareness).
+their names (from the room's awareness). To tell what changed, only the cells that a remote transaction
+names (pycrdt's deep events on the cells array) are read again; every cell only when cells came, went
+or moved (a person's keystroke at 100 cells: ~0.09 ms, was ~2 ms reading them all).
 """
 
 from __future__ import annotations
@@ -96,6 +98,8 @@ class LiveNotebook:
         self.ack_timeout = ack_timeout
         self.own_kernel_id = kernel_id
         self.notebook = YNotebook(Doc())
+        self._touched: set[int] | None = None  # cells changed since the last look (None: read them all)
+        self._cells_subscription = self.notebook.ycells.observe_deep(self._on_cells_event)
         self.journal = Journal()
         self.connection: RoomConnection | None = None
         self.presence: RoomConnection | None = None
@@ -273,7 +277,19 @@ class LiveNotebook:
 
     def _fresh_doc(self) -> Doc[Any]:
         self.notebook = YNotebook(Doc())
+        self._touched = None
+        self._cells_subscription = self.notebook.ycells.observe_deep(self._on_cells_event)
         return self.notebook.ydoc
+
+    def _on_cells_event(self, events: list[Any]) -> None:
+        """Inside a transaction: note which cells it changed; a cell added, removed or moved (a change of
+        the cells array itself) means every cell is read at the next look."""
+        for event in events:
+            path = event.path
+            if self._touched is None or not path or not isinstance(path[0], int):
+                self._touched = None
+                return
+            self._touched.add(path[0])
 
     def _replay(self) -> None:
         assert self.connection is not None
@@ -309,13 +325,27 @@ class LiveNotebook:
                 self._signature.pop(cell_id, None)
             else:
                 self._signature[cell_id] = _signature_of(ycell)
+        if self._touched is not None:
+            self._touched.clear()  # our own write is no one else's change
 
     def _on_remote(self, changed_clients: dict[int, int]) -> None:
         if self.connection is None or not self._opened:
             return
-        signature = self._cell_signature()
+        touched, self._touched = self._touched, set()
+        if touched is None:  # cells came, went or moved: read them all
+            signature = self._cell_signature()
+            removed = [cell_id for cell_id in self._signature if cell_id not in signature]
+        else:  # only the cells the transaction named (~30 us each, where all cost ~20 us a cell)
+            with self.notebook.ydoc.transaction():
+                ycells = [
+                    self.notebook.ycells[index] for index in touched if index < len(self.notebook.ycells)
+                ]
+                signature = {
+                    **self._signature,
+                    **{str(ycell.get("id")): _signature_of(ycell) for ycell in ycells},
+                }
+            removed = []
         changed = [cell_id for cell_id, value in signature.items() if self._signature.get(cell_id) != value]
-        removed = [cell_id for cell_id in self._signature if cell_id not in signature]
         self._signature = signature
         if not changed and not removed:
             return
