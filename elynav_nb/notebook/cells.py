@@ -14,7 +14,10 @@ How data flows::
     new text  -> set_source: common prefix and suffix kept, the middle diffed by lines, small changed
                  blocks by characters (``text_edits``); pycrdt Text offsets are UTF-8 bytes, converted here
     outputs   -> set_outputs: the fewest changes (outputs kept, a grown stream appended), count and
-                 execution_state set, in the caller's transaction
+                 execution_state set, in the caller's transaction; a ``running`` state shown with its
+                 runner marks the run in ``RUNS_ROOT``, ``idle`` drops the mark
+    marks     -> runs_shown (cell id -> the process showing its run), end_run (a mark dropped; its cell,
+                 when still ``running``, idle with its outputs)
 
 Characters that stay are never deleted and re-inserted, so a person typing in the same cell keeps
 their characters. A move is a delete and an insert of the same cell (Yjs 13, which JupyterLab runs,
@@ -37,18 +40,25 @@ from elynav_nb.errors import CellNotFound, InvalidInput
 
 __all__ = [
     "CELL_TYPES",
+    "RUNS_ROOT",
     "CellView",
     "cell_index",
+    "end_run",
     "insert_cell",
     "move_cell",
     "read_cell",
     "read_cells",
+    "runs_shown",
     "set_outputs",
     "set_source",
     "text_edits",
 ]
 
 CELL_TYPES: Final = ("code", "markdown", "raw")
+RUNS_ROOT: Final = "elynav_runs"
+"""A root map of the notebook's Y document beside ``cells``: cell id -> the process that shows that cell's run
+as ``[*]``. Never saved (``YNotebook.get`` reads the cells and the metadata); peers that do not know it
+ignore it. It lets a later client end a ``[*]`` that a process which died left in the room."""
 _DIFF_WINDOW: Final = 20_000
 _CHARACTER_DIFF_LIMIT: Final = 400
 
@@ -248,10 +258,12 @@ def set_outputs(
     outputs: list[dict[str, Any]],
     execution_count: int | None,
     execution_state: str | None = None,
+    runner: dict[str, Any] | None = None,
 ) -> None:
     """The cell's outputs made ``outputs``, its count set, and its ``execution_state`` (``running``,
     ``idle``; None leaves it) set, with the fewest changes: an output already there is kept, a stream
-    that grew gets its new characters appended (a run's outputs are written as they come)."""
+    that grew gets its new characters appended (a run's outputs are written as they come). A
+    ``running`` cell is marked as ``runner``'s run (when given), an ``idle`` one no longer."""
     ycell: Map[Any] = notebook.ycells[index]
     if ycell.get("cell_type") != "code":
         raise InvalidInput("only a code cell has outputs")
@@ -274,3 +286,32 @@ def set_outputs(
         ycell["execution_count"] = execution_count
     if execution_state is not None and ycell.get("execution_state") != execution_state:
         ycell["execution_state"] = execution_state
+    runs: Map[Any] = notebook.ydoc.get(RUNS_ROOT, type=Map)
+    cell_id = str(ycell.get("id"))
+    if execution_state == "running" and runner is not None and runs.get(cell_id) != runner:
+        runs[cell_id] = runner
+    elif execution_state == "idle" and cell_id in runs:
+        del runs[cell_id]
+
+
+def runs_shown(notebook: YNotebook) -> dict[str, Any]:
+    """The runs marked as shown: cell id -> the record of the process showing it."""
+    return dict(notebook.ydoc.get(RUNS_ROOT, type=Map).to_py() or {})
+
+
+def end_run(notebook: YNotebook, cell_id: str) -> bool:
+    """The cell's run mark dropped, and the cell, when there and still ``running``, made ``idle`` with the
+    outputs it has (as JupyterLab leaves a run that failed); whether the cell changed. Without a mark,
+    nothing: a ``running`` cell that no one marked is a person's run."""
+    runs: Map[Any] = notebook.ydoc.get(RUNS_ROOT, type=Map)
+    if cell_id not in runs:
+        return False
+    del runs[cell_id]
+    try:
+        ycell = notebook.ycells[cell_index(notebook, cell_id)]
+    except CellNotFound:
+        return False
+    if ycell.get("execution_state") != "running":
+        return False
+    ycell["execution_state"] = "idle"
+    return True

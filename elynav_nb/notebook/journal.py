@@ -38,7 +38,7 @@ DEFAULT_KEEP_SECONDS: Final = 30.0
 
 @dataclass
 class Write:
-    """One intention: ``kind`` in insert, source, delete, move, outputs; the fields it needs."""
+    """One intention: ``kind`` in insert, source, delete, move, outputs, end_run; the fields it needs."""
 
     kind: str
     cell_id: str
@@ -49,6 +49,7 @@ class Write:
     outputs: list[dict[str, Any]] = field(default_factory=list)
     execution_count: int | None = None
     execution_state: str | None = None  # outputs: ``running`` while a run shows, ``idle`` after
+    runner: dict[str, Any] | None = None  # outputs ``running``: the process showing the run (its mark)
     version: int = 0
     acked_at: float | None = None
 
@@ -57,6 +58,8 @@ class Write:
         is skipped instead of raising ``CELL_NOT_FOUND``."""
         if self.kind == "insert":
             return self._insert(notebook, replay)
+        if self.kind == "end_run":
+            return cells.end_run(notebook, self.cell_id)
         try:
             index = cells.cell_index(notebook, self.cell_id)
         except CellNotFound:
@@ -73,12 +76,16 @@ class Write:
             cells.move_cell(notebook, index, target)
             return None
         if self.kind == "outputs":
-            cells.set_outputs(notebook, index, self.outputs, self.execution_count, self.execution_state)
+            cells.set_outputs(
+                notebook, index, self.outputs, self.execution_count, self.execution_state, self.runner
+            )
             return None
         raise ValueError(f"unknown write {self.kind}")
 
     def holds(self, notebook: YNotebook) -> bool:
         """Whether the notebook shows this write now (a move always counts as shown)."""
+        if self.kind == "end_run":
+            return self.cell_id not in cells.runs_shown(notebook)
         present = {ycell.get("id"): ycell for ycell in notebook.ycells}
         if self.kind == "delete":
             return self.cell_id not in present

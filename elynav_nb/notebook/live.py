@@ -18,6 +18,7 @@ How a run flows: ``run_cell`` reads the cell's source and runs it through ``Kern
 where the kernel is ours or busy; a typed refusal where that cannot be); ``RunDisplay`` shows it in the
 cell as JupyterLab does (once it has lasted 30 ms: cleared and ``running``, then the outputs as they
 come, each write sent without waiting); the last write (outputs, count, ``idle``) is acknowledged.
+Opening ends the ``[*]`` of runs whose process died (marked in the room, see ``run_display.py``).
 
 Reading: ``cells`` / ``cell(id)`` / ``to_frame()`` / ``outputs_text(id)`` read the local replica,
 which the room keeps current; ``watch()`` yields ``NotebookChange`` for what others change, with
@@ -48,7 +49,7 @@ from elynav_nb.notebook.journal import Journal, Write
 from elynav_nb.notebook.kernel import KernelClient, RunResult
 from elynav_nb.notebook.locate import locate_current
 from elynav_nb.notebook.outputs import DEFAULT_MAX_OUTPUT_BYTES, outputs_as_text, outputs_summary
-from elynav_nb.notebook.run_display import RunDisplay
+from elynav_nb.notebook.run_display import RunDisplay, stale_runs
 from elynav_nb.notebook.server_api import JupyterServerApi
 
 if TYPE_CHECKING:
@@ -201,6 +202,8 @@ class LiveNotebook:
             name=self.path,
         )
         await self.connection.open()
+        for cell_id in stale_runs(self.notebook):  # a [*] left by a process that died (run_display.py)
+            await self._write(Write("end_run", cell_id))
         self._signature = self._cell_signature()
         self._opened = True
         self.presence = RoomConnection(
@@ -412,8 +415,7 @@ class LiveNotebook:
 
     def as_ipynb(self) -> dict[str, Any]:
         """The notebook as nbformat JSON, as the server would save it now."""
-        content: dict[str, Any] = self.notebook.get()
-        return content
+        return dict(self.notebook.get())
 
     # --- writing -------------------------------------------------------------------------------
 

@@ -22,20 +22,32 @@ below ~50 ms.
 
 A write that fails (the cell deleted by a person, the room gone) stops the showing; the run's last
 write then says why.
+
+A ``[*]`` a process leaves when it dies mid-run (a person restarts the kernel the agent runs in, the
+agent's process is killed) would stay in every peer's view: only its writer ends it. So each ``running``
+write marks the run with this process's identity (``cells.RUNS_ROOT``, never saved), the last write
+drops the mark, and a client opening the notebook ends the runs whose process no longer runs
+(``stale_runs``: a process on another host cannot be told dead, and its mark is left).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 from collections.abc import Callable
 from typing import Any, Final
 
+from jupyter_ydoc import YNotebook
+
+from elynav_nb._process_identity import ProcessIdentity
 from elynav_nb.errors import ElynavError
+from elynav_nb.notebook import cells
 from elynav_nb.notebook.journal import Write
 from elynav_nb.notebook.kernel import RunResult
 from elynav_nb.notebook.outputs import OutputCollector
 
-__all__ = ["FIRST_SHOW_AFTER", "OUTPUT_INTERVAL", "RunDisplay"]
+__all__ = ["FIRST_SHOW_AFTER", "OUTPUT_INTERVAL", "RunDisplay", "stale_runs"]
 
 FIRST_SHOW_AFTER: Final = 0.03
 OUTPUT_INTERVAL: Final = 0.05
@@ -61,6 +73,7 @@ class RunDisplay:
         self._collector: OutputCollector | None = None
         self._last_shown: float | None = None
         self._due: asyncio.TimerHandle | None = None
+        self._runner = _process_record(os.getpid())  # by pid: a forked process is another
 
     def sent(self) -> None:
         self.began = True
@@ -88,7 +101,9 @@ class RunDisplay:
         if self.failure is not None:
             return
         try:
-            self._show(Write("outputs", self.cell_id, outputs=outputs, execution_state=state))
+            self._show(
+                Write("outputs", self.cell_id, outputs=outputs, execution_state=state, runner=self._runner)
+            )
         except ElynavError as error:
             self.failure = error
 
@@ -107,3 +122,17 @@ class RunDisplay:
             execution_count=result.execution_count,
             execution_state="idle",
         )
+
+
+@functools.cache
+def _process_record(pid: int) -> dict[str, Any]:
+    return ProcessIdentity.current().as_record()
+
+
+def stale_runs(notebook: YNotebook) -> list[str]:
+    """The cells whose run mark names a process that no longer runs (``Write("end_run", ...)`` ends each)."""
+    return [
+        cell_id
+        for cell_id, record in cells.runs_shown(notebook).items()
+        if (identity := ProcessIdentity.from_record(record)) is None or identity.running() is False
+    ]

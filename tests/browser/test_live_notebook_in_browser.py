@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -174,7 +176,8 @@ class SlowRunThread(LoopThread):
 
 def test_a_person_sees_the_agents_run_as_it_goes(lab_browser, tmp_path: Path) -> None:
     """While the agent's run goes on, the person's JupyterLab shows ``[*]`` and the steps printed so far;
-    at the end, the count and every step once."""
+    at the end, the count and every step once. An agent killed during its run leaves ``[*]``, which the
+    next client to open the notebook ends (the steps that came kept)."""
     folder = tmp_path / "root"
     code = "import time\nfor step in range(4):\n    print('step', step, flush=True)\n    time.sleep(1)"
     write_notebook(folder / "slow.ipynb", [code])
@@ -198,7 +201,47 @@ def test_a_person_sees_the_agents_run_as_it_goes(lab_browser, tmp_path: Path) ->
         _wait(lambda: prompt.inner_text().strip() == f"[{agent.count}]:", 20, "the count in the prompt")
         text = " ".join(outputs.all_inner_texts())
         assert [text.count(f"step {step}") for step in range(4)] == [1, 1, 1, 1], text
+        # an agent killed in the middle of its run leaves the [*]; the next client to open ends it
+        killed = subprocess.Popen([sys.executable, "-c", RUN_FROM_A_PROCESS, server.base_url, server.token])
+        try:
+            _wait(
+                lambda: "[*]" in prompt.inner_text() and "step 0" in str(outputs.all_inner_texts()), 60, "[*]"
+            )
+        finally:
+            killed.kill()
+            killed.wait()
+        shown = " ".join(outputs.all_inner_texts())
+        time.sleep(1.5)
+        assert "[*]" in prompt.inner_text()  # no one left to end it
+        opener = OpeningThread(server, "slow.ipynb")
+        opener.start()
+        _wait(lambda: prompt.inner_text().strip() == "[ ]:", 30, "the [*] ended in the page")
+        assert opener.done.wait(30) and opener.error is None, repr(opener.error)
+        assert " ".join(outputs.all_inner_texts()) == shown and shown.count("step 0") == 1, shown
+        page.screenshot(path=str(tmp_path / "stale_run_ended.png"))
     finally:
         if agent is not None:
             agent.join(30)
         server.stop()
+
+
+RUN_FROM_A_PROCESS = """
+import asyncio, sys
+from elynav_nb.notebook import LiveNotebook
+
+async def main():
+    nb = await LiveNotebook.open("slow.ipynb", server_url=sys.argv[1], token=sys.argv[2], user_name="Killed agent")
+    await nb.run_cell(nb.cells[0].id, timeout=60)
+
+asyncio.run(main())
+"""
+
+
+class OpeningThread(LoopThread):
+    """A client that opens the notebook and closes it."""
+
+    async def _work(self) -> None:
+        from elynav_nb.notebook import LiveNotebook
+
+        async with LiveNotebook.open(self.path, server_url=self.server.base_url, token=self.server.token):
+            pass

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import textwrap
 
 import pytest
+from pycrdt import Map
 
 from elynav_nb.errors import KernelDied, OperationTimeout, RunRefused
-from elynav_nb.notebook import LiveNotebook
+from elynav_nb.notebook import LiveNotebook, cells
 from elynav_nb.notebook.kernel import KernelClient
 from tests.tiers import needs
 
@@ -221,3 +225,49 @@ async def test_runs_from_outside_keep_to_subshells_while_a_persons_cell_runs(liv
         assert not persons_run.done()  # the agent's runs did not wait for it
         finished = await persons_run
         assert finished.status == "ok" and person.outputs_text(slow) == "'slept'"
+
+
+async def test_a_run_left_running_by_a_killed_kernel_is_ended_by_the_next_client(live_server, notebook_path):
+    """The kernel the agent runs in is killed while the agent shows a run (a person's restart that found it
+    stuck, the machine out of memory): only the agent could end the cell's [*], and it is gone. The next
+    client that opens the notebook (here from outside) ends it: idle, with the outputs that came and no
+    count, as JupyterLab leaves a run that failed."""
+    async with RawPeer.join(live_server, notebook_path) as peer:
+
+        def shown() -> tuple[str, list[str]]:
+            with contextlib.suppress(KeyError):  # the peer may not have the new cell yet
+                cell = peer.cell(target).to_py()
+                return str(cell.get("execution_state")), [
+                    str(output.get("text")) for output in cell["outputs"]
+                ]
+            return "", []
+
+        async with open_live(live_server, notebook_path) as nb:
+            target = await nb.insert_cell("import time\nprint('step', flush=True)\ntime.sleep(60)")
+            outside = KernelClient(nb.api, await nb.api.start_kernel_for(notebook_path))
+            pid = int((await outside.run("import os; print(os.getpid())", timeout=30)).outputs[0]["text"])
+            asking = f"""
+                from elynav_nb.notebook import LiveNotebook
+                inner = await LiveNotebook.current(user_name="Kernel agent")
+                await inner.run_cell({target!r}, timeout=120)
+                """
+            run = asyncio.get_running_loop().create_task(outside.run(textwrap.dedent(asking), timeout=120))
+            try:
+                await wait_until(
+                    lambda: shown() == ("running", ["step\n"]), 60, "the agent's run at the peer"
+                )
+                os.kill(pid, signal.SIGKILL)
+                with pytest.raises(KernelDied):
+                    await run
+            finally:
+                run.cancel()
+                await outside.close()
+            await asyncio.sleep(1.0)
+            assert shown() == ("running", ["step\n"])  # no one left to end it
+        async with open_live(live_server, notebook_path) as later:
+            assert later.cell(target).outputs == [
+                {"output_type": "stream", "name": "stdout", "text": "step\n"}
+            ]
+        await wait_until(lambda: shown() == ("idle", ["step\n"]), what="the [*] ended at the peer")
+        assert peer.cell(target).to_py().get("execution_count") is None
+        assert not peer.notebook.ydoc.get(cells.RUNS_ROOT, type=Map).to_py()  # the mark went with it

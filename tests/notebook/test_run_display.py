@@ -1,21 +1,27 @@
 """A run shown in its cell as it goes, without a server: the fewest output changes, the journal kept
 small, and when ``RunDisplay`` writes (a quick run once; a longer one running, then its outputs
-throttled; a failed one idle with what came)."""
+throttled; a failed one idle with what came); a ``[*]`` left by a process that died, ended."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import socket
+import subprocess
+import sys
 
+import psutil
 import pytest
 from jupyter_ydoc import YNotebook
-from pycrdt import Doc
+from pycrdt import Doc, Map
 
+from elynav_nb._process_identity import ProcessIdentity
 from elynav_nb.errors import CellNotFound
 from elynav_nb.notebook import cells
 from elynav_nb.notebook.journal import Journal, Write
 from elynav_nb.notebook.kernel import RunResult
 from elynav_nb.notebook.outputs import OutputCollector
-from elynav_nb.notebook.run_display import RunDisplay
+from elynav_nb.notebook.run_display import RunDisplay, stale_runs
 
 pytestmark = pytest.mark.anyio
 
@@ -136,3 +142,74 @@ async def test_a_failed_run_ends_idle_with_what_came_and_a_failed_write_stops_th
     last = display.last_write()
     assert (last.outputs, last.execution_count, last.execution_state) == ([_stream("1\n2\n")], None, "idle")
     assert not RunDisplay("c", show).began  # a refused run writes nothing (``sent`` never came)
+
+
+def _dead_process() -> dict:
+    """The identity record of a process that ran on this host and exited."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    record = ProcessIdentity(child.pid, psutil.Process(child.pid).create_time(), socket.gethostname())
+    child.wait()
+    return record.as_record()
+
+
+async def test_a_running_cell_is_marked_by_its_process_and_the_mark_goes_with_its_end():
+    notebook, _ = _notebook_with_a_code_cell()
+    display = RunDisplay("c", lambda write: _apply(notebook, write), first_show_after=0)
+    display.sent()
+    await asyncio.sleep(0.02)
+    assert notebook.ycells[0]["execution_state"] == "running"
+    assert cells.runs_shown(notebook) == {"c": ProcessIdentity.current().as_record()}
+    assert stale_runs(notebook) == []  # this process still runs
+    _apply(notebook, display.last_write(RunResult("ok", 2, [])))
+    assert cells.runs_shown(notebook) == {} and notebook.ycells[0]["execution_state"] == "idle"
+    assert "elynav_runs" not in json.dumps(notebook.get())  # never saved
+
+
+def _apply(notebook: YNotebook, write: Write) -> None:
+    with notebook.ydoc.transaction():
+        write.apply(notebook)
+
+
+def test_a_run_left_running_by_a_dead_process_is_ended_and_nothing_else_is():
+    notebook = YNotebook(Doc())
+    for index, cell_id in enumerate(["dead", "alive", "elsewhere", "persons", "rerun"]):
+        cells.insert_cell(notebook, index, "code", "x", cell_id)
+    dead = _dead_process()
+    marks = {
+        "dead": dead,
+        "alive": ProcessIdentity.current().as_record(),
+        "elsewhere": {**dead, "host": "another-host"},  # cannot be told dead from here
+        "rerun": dead,  # a person ran it again since: idle, only the mark goes
+        "gone": dead,  # a person deleted the cell
+    }
+    with notebook.ydoc.transaction():
+        for index, cell_id in enumerate(["dead", "alive", "elsewhere", "persons"]):
+            outputs = [_stream(f"{cell_id}\n")]
+            cells.set_outputs(notebook, index, outputs, None, "running", marks.get(cell_id))
+        notebook.ydoc.get(cells.RUNS_ROOT, type=Map).update({"rerun": dead, "gone": dead})
+    assert sorted(stale_runs(notebook)) == ["dead", "gone", "rerun"]
+    for cell_id in stale_runs(notebook):
+        write = Write("end_run", cell_id)
+        _apply(notebook, write)
+        assert write.holds(notebook)
+        _apply(notebook, write)  # a replay after a reset: nothing more
+    states = {cell["id"]: cell.get("execution_state") for cell in notebook.ycells.to_py()}
+    assert states == {
+        "dead": "idle",  # ended, with the outputs that came
+        "alive": "running",
+        "elsewhere": "running",
+        "persons": "running",  # no mark: a person's run
+        "rerun": "idle",
+    }
+    assert notebook.ycells[0].to_py()["outputs"] == [_stream("dead\n")]
+    assert set(cells.runs_shown(notebook)) == {"alive", "elsewhere"}
+
+
+def test_a_process_identity_tells_a_dead_a_live_and_a_reused_pid_apart():
+    this = ProcessIdentity.current()
+    assert this.running() is True and ProcessIdentity.from_record(this.as_record()) == this
+    dead = ProcessIdentity.from_record(_dead_process())
+    assert dead is not None and dead.running() is False
+    assert ProcessIdentity(this.pid, this.create_time - 100, this.host).running() is False  # reused pid
+    assert ProcessIdentity(1, 0.0, "another-host").running() is None
+    assert ProcessIdentity.from_record({"pid": "1"}) is None and ProcessIdentity.from_record([]) is None

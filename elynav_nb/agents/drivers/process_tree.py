@@ -25,9 +25,10 @@ import secrets
 import signal
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import psutil
+
+from elynav_nb._process_identity import ProcessIdentity
 
 __all__ = [
     "MARK_VARIABLE",
@@ -44,14 +45,6 @@ __all__ = [
 MARK_VARIABLE = "ELYNAV_PROCESS_MARK"
 _START_SLACK_SECONDS = 1.0  # create_time is rounded to clock ticks
 _POLL_SECONDS = 0.02
-
-
-@dataclass(frozen=True)
-class ProcessIdentity:
-    """A process as it was seen: its pid and its start time (a reused pid has another)."""
-
-    pid: int
-    create_time: float
 
 
 def new_mark() -> str:
@@ -97,17 +90,11 @@ def still_alive(identities: dict[int, ProcessIdentity]) -> list[psutil.Process]:
     """The processes of ``identities`` still running as themselves (gone ones are dropped from it)."""
     alive = []
     for identity in list(identities.values()):
-        try:
-            candidate = psutil.Process(identity.pid)
-            if (
-                abs(candidate.create_time() - identity.create_time) < 0.01
-                and candidate.status() != psutil.STATUS_ZOMBIE
-            ):
-                alive.append(candidate)
-                continue
-        except psutil.Error:
-            pass
-        identities.pop(identity.pid, None)
+        process = identity.process()
+        if process is None:
+            identities.pop(identity.pid, None)
+        else:
+            alive.append(process)
     return alive
 
 
