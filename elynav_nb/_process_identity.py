@@ -22,7 +22,7 @@ _SAME_START = 0.01  # s: two reads of one process's create_time agree to the clo
 
 @dataclass(frozen=True)
 class ProcessIdentity:
-    """A process as it was seen: its pid, its start time and (when it travels) its host."""
+    """A process as it was seen: its pid, its start time and (when it travels) where that pid means it."""
 
     pid: int
     create_time: float
@@ -31,7 +31,7 @@ class ProcessIdentity:
     @classmethod
     def current(cls) -> ProcessIdentity:
         """This process, on this host."""
-        return cls(os.getpid(), psutil.Process().create_time(), socket.gethostname())
+        return cls(os.getpid(), psutil.Process().create_time(), _host())
 
     def process(self) -> psutil.Process | None:
         """The process, if it still runs as itself on this machine (not a zombie, not a reused pid)."""
@@ -48,7 +48,7 @@ class ProcessIdentity:
 
     def running(self) -> bool | None:
         """Whether it still runs; ``None`` when it ran on another host (nothing here can tell)."""
-        if self.host and self.host != socket.gethostname():
+        if self.host and self.host != _host():
             return None
         return self.process() is not None
 
@@ -68,3 +68,12 @@ class ProcessIdentity:
         ):
             return None
         return cls(int(pid), float(create_time), host)
+
+
+def _host() -> str:
+    """Where a pid means this process: the host name, and on Linux the PID namespace (two containers of one
+    pod share a host name, not their pids)."""
+    try:
+        return f"{socket.gethostname()}/pidns:{os.stat('/proc/self/ns/pid').st_ino}"
+    except OSError:
+        return socket.gethostname()

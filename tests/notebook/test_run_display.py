@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import subprocess
 import sys
 
@@ -147,7 +146,9 @@ async def test_a_failed_run_ends_idle_with_what_came_and_a_failed_write_stops_th
 def _dead_process() -> dict:
     """The identity record of a process that ran on this host and exited."""
     child = subprocess.Popen([sys.executable, "-c", "pass"])
-    record = ProcessIdentity(child.pid, psutil.Process(child.pid).create_time(), socket.gethostname())
+    record = ProcessIdentity(
+        child.pid, psutil.Process(child.pid).create_time(), ProcessIdentity.current().host
+    )
     child.wait()
     return record.as_record()
 
