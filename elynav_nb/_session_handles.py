@@ -1,4 +1,5 @@
-"""The two handles a live session gives out: its opening (``await`` / ``async with``) and a feed of changes.
+"""The handles a live session gives out: its opening (``await`` / ``async with``), a feed of changes, and
+the listeners its views subscribe.
 
 Where it sits: a package-level private module, because capabilities do not import each other;
 ``DocsSession`` (``docs/session/docs_session.py``) and ``LiveNotebook`` (``notebook/live.py``) both use it.
@@ -12,15 +13,22 @@ How data flows::
         the session puts each change on the queue, and None when it closes
         async for change in feed   -> the next change; ends on None, or after ``timeout`` seconds
                                       without one; ending (or ``aclose()``) calls forget() once
+    session.add_change_listener(f) -> ChangeListeners.add(f); the session calls tell() when what it shows
+        may have changed: each listener is called, one that raises is logged (a view's bug must not
+        break the session), the others are still called
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Generic, TypeVar
 
-__all__ = ["ChangeFeed", "Opening"]
+__all__ = ["ChangeFeed", "ChangeListeners", "Opening"]
+
+logger = logging.getLogger(__name__)
 
 OpenedType = TypeVar("OpenedType")
 ChangeType = TypeVar("ChangeType")
@@ -80,3 +88,25 @@ class ChangeFeed(Generic[ChangeType]):
         if not self._finished:
             self._finished = True
             self._forget()
+
+
+class ChangeListeners:
+    """The callables told that a session's state may have changed (its views re-render then)."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.listeners: list[Callable[[], None]] = []
+
+    def add(self, listener: Callable[[], None]) -> None:
+        self.listeners.append(listener)
+
+    def remove(self, listener: Callable[[], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self.listeners.remove(listener)
+
+    def tell(self) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener()
+            except Exception:  # a view's bug must not break the session
+                logger.exception("a %s change listener failed", self.what)

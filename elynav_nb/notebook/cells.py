@@ -8,7 +8,7 @@ built by ``YNotebook.create_ycell``, as the server builds them.
 
 How data flows::
 
-    YNotebook -> read_cells -> [CellView(index, id, cell_type, source, execution_count, outputs)]
+    YNotebook -> read_cells -> [CellView(index, id, cell_type, source, execution_count, outputs, running)]
     cell id   -> cell_index (CELL_NOT_FOUND when no cell has it): the index it was last found at, checked
                  with one read; a scan of every cell only when that is wrong
     new text  -> set_source: common prefix and suffix kept, the middle diffed by lines, small changed
@@ -74,6 +74,8 @@ class CellView:
     execution_count: int | None = None
     outputs: list[dict[str, Any]] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    running: bool = False
+    """Its ``execution_state`` is ``running``: every peer shows ``[*]``."""
 
 
 def _as_count(value: Any) -> int | None:
@@ -95,6 +97,7 @@ def _view(index: int, ycell: Any) -> CellView:
         execution_count=_as_count(cell.get("execution_count")),
         outputs=[dict(output) for output in outputs if isinstance(output, dict)],
         metadata=dict(cell.get("metadata") or {}),
+        running=cell.get("execution_state") == "running",
     )
 
 

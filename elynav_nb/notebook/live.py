@@ -20,9 +20,12 @@ cell as JupyterLab does (once it has lasted 30 ms: cleared and ``running``, then
 come, each write sent without waiting); the last write (outputs, count, ``idle``) is acknowledged.
 Opening ends the ``[*]`` of runs whose process died (marked in the room, see ``run_display.py``).
 
+Showing: ``_repr_html_`` (``render.py``); in a kernel, ``nb`` shows a live widget view
+(``widgets/notebook_view.py``), told of each change through ``add_change_listener``.
+
 Reading: ``cells`` / ``cell(id)`` / ``to_frame()`` / ``outputs_text(id)`` read the local replica,
 which the room keeps current; ``watch()`` yields ``NotebookChange`` for what others change, with
-their names (from the room's awareness). To tell what changed, only the cells that a remote transaction
+their names (from the room's awareness: ``presence.py``, which names each cell's last editor when read). To tell what changed, only the cells that a remote transaction
 names (pycrdt's deep events on the cells array) are read again; every cell only when cells came, went
 or moved (a person's keystroke at 100 cells: ~0.09 ms, was ~2 ms reading them all).
 """
@@ -31,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import html
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,7 +42,8 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from jupyter_ydoc import YNotebook
 from pycrdt import Assoc, Doc, Text
 
-from elynav_nb._session_handles import ChangeFeed, Opening
+from elynav_nb._display import rich_bundle
+from elynav_nb._session_handles import ChangeFeed, ChangeListeners, Opening
 from elynav_nb.errors import CellNotFound, ElynavError, InvalidInput, RunRefused, ServiceError
 from elynav_nb.notebook import cells
 from elynav_nb.notebook.cells import CellView
@@ -48,7 +51,9 @@ from elynav_nb.notebook.connection import RoomConnection
 from elynav_nb.notebook.journal import Journal, Write
 from elynav_nb.notebook.kernel import KernelClient, RunResult
 from elynav_nb.notebook.locate import locate_current
-from elynav_nb.notebook.outputs import DEFAULT_MAX_OUTPUT_BYTES, outputs_as_text, outputs_summary
+from elynav_nb.notebook.outputs import DEFAULT_MAX_OUTPUT_BYTES, outputs_as_text
+from elynav_nb.notebook.presence import Presence, user_state
+from elynav_nb.notebook.render import cells_frame, notebook_html
 from elynav_nb.notebook.run_display import RunDisplay, stale_runs
 from elynav_nb.notebook.server_api import JupyterServerApi
 
@@ -72,10 +77,6 @@ class NotebookChange:
 
 async def _close_notebook(notebook: LiveNotebook, failed: bool) -> None:
     await notebook.close()
-
-
-def _initials(name: str) -> str:
-    return "".join(word[0] for word in name.split()[:2]).upper() or "A"
 
 
 class LiveNotebook:
@@ -105,10 +106,11 @@ class LiveNotebook:
         self.connection: RoomConnection | None = None
         self.presence: RoomConnection | None = None
         self.kernel: KernelClient | None = None
-        self.last_editor: dict[str, str] = {}
+        self._people = Presence(user_name)
         self._cursor: tuple[str, int] | None = None
         self._write_lock = asyncio.Lock()
         self._watchers: list[asyncio.Queue[NotebookChange | None]] = []
+        self._listeners = ChangeListeners("live notebook")
         self._signature: dict[str, tuple[str, int | None, int]] = {}
         self._closed = False
         self._opened = False
@@ -197,6 +199,7 @@ class LiveNotebook:
             on_remote=self._on_remote,
             on_acked=self.journal.acknowledged,
             on_resync=self._resync,
+            on_awareness=self._on_awareness,
             open_timeout=open_timeout,
             reconnect_timeout=reconnect_timeout,
             name=self.path,
@@ -235,13 +238,7 @@ class LiveNotebook:
     # --- awareness -----------------------------------------------------------------------------
 
     def _user(self) -> dict[str, Any]:
-        return {
-            "name": self._username,
-            "display_name": self.user_name,
-            "username": self._username,
-            "initials": _initials(self.user_name),
-            "color": self.color,
-        }
+        return user_state(self.user_name, self._username, self.color)
 
     def _awareness_state(self) -> dict[str, Any]:
         state: dict[str, Any] = {"user": self._user()}
@@ -266,15 +263,19 @@ class LiveNotebook:
 
     def collaborators(self) -> list[str]:
         """The names of the others in the room now (from their awareness states)."""
-        names: list[str] = []
         if self.connection is None:
-            return names
-        for client_id, state in self.connection.awareness.states.items():
-            if client_id == self.connection.doc.client_id or not state:
-                continue
-            user = state.get("user") or {}
-            names.append(str(user.get("display_name") or user.get("name") or f"client {client_id}"))
-        return names
+            return []
+        return self._people.others(self.connection.awareness.states, self.connection.doc.client_id)
+
+    def _on_awareness(self) -> None:
+        if self.connection is not None:
+            self._people.learn(self.connection.awareness.states)
+        self._listeners.tell()
+
+    @property
+    def last_editor(self) -> dict[str, str]:
+        """Cell id -> who edited it last (names from the room's awareness, learnt as they come)."""
+        return self._people.last_editors()
 
     # --- reset and remote changes ----------------------------------------------------------------
 
@@ -335,6 +336,8 @@ class LiveNotebook:
         if self.connection is None or not self._opened:
             return
         touched, self._touched = self._touched, set()
+        if touched != set():
+            self._listeners.tell()  # a run's [*] too, which no NotebookChange tells
         if touched is None:  # cells came, went or moved: read them all
             signature = self._cell_signature()
             removed = [cell_id for cell_id in self._signature if cell_id not in signature]
@@ -352,22 +355,18 @@ class LiveNotebook:
         self._signature = signature
         if not changed and not removed:
             return
-        editors = self._names_of(changed_clients)
-        for cell_id in changed:
-            self.last_editor[cell_id] = ", ".join(editors)
-        change = NotebookChange(changed, removed, editors)
+        self._people.edited(changed, changed_clients)
+        change = NotebookChange(changed, removed, self._people.names_of(changed_clients))
         for queue in list(self._watchers):
             queue.put_nowait(change)
 
-    def _names_of(self, client_ids: dict[int, int]) -> list[str]:
-        states = self.connection.awareness.states if self.connection is not None else {}
-        names: list[str] = []
-        for client_id in client_ids:
-            user = (states.get(client_id) or {}).get("user") or {}
-            name = str(user.get("display_name") or user.get("name") or "a peer without a name")
-            if name not in names:
-                names.append(name)
-        return names
+    def add_change_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` whenever what the notebook shows may have changed (a change by someone else,
+        a write of ours, closing); views subscribe here (``remove_change_listener``)."""
+        self._listeners.add(listener)
+
+    def remove_change_listener(self, listener: Callable[[], None]) -> None:
+        self._listeners.remove(listener)
 
     def watch(self, *, timeout: float | None = None) -> ChangeFeed[NotebookChange]:
         """What others change, from now on: ``async for change in nb.watch(timeout=30): ...``.
@@ -394,24 +393,7 @@ class LiveNotebook:
 
     def to_frame(self) -> pandas.DataFrame:
         """One row per cell: index, id, type, source, execution_count, outputs (summary), last_editor."""
-        import pandas
-
-        rows = [
-            {
-                "index": cell.index,
-                "id": cell.id,
-                "type": cell.cell_type,
-                "source": cell.source,
-                "execution_count": cell.execution_count,
-                "outputs": outputs_summary(cell.outputs),
-                "last_editor": self.last_editor.get(cell.id, ""),
-            }
-            for cell in self.cells
-        ]
-        columns = ["index", "id", "type", "source", "execution_count", "outputs", "last_editor"]
-        frame = pandas.DataFrame(rows, columns=columns)
-        frame["execution_count"] = frame["execution_count"].astype("Int64")
-        return frame
+        return cells_frame(self.cells, self.last_editor)
 
     def as_ipynb(self) -> dict[str, Any]:
         """The notebook as nbformat JSON, as the server would save it now."""
@@ -435,8 +417,9 @@ class LiveNotebook:
             result = write.apply(self.notebook)
         write.version = connection.version
         self.journal.add(write)
-        self.last_editor[write.cell_id] = self.user_name
+        self._people.wrote(write.cell_id)
         self._sign_written(write.cell_id)
+        self._listeners.tell()
         return result
 
     async def _write(self, write: Write, cursor: tuple[str, int] | None = None) -> Any:
@@ -567,6 +550,7 @@ class LiveNotebook:
             if connection is not None:
                 await connection.close()
         await self.api.aclose()
+        self._listeners.tell()
 
     @property
     def closed(self) -> bool:
@@ -577,17 +561,18 @@ class LiveNotebook:
         return f"LiveNotebook({self.path!r}, {state}, backend={self.backend!r}, cells={len(self.notebook.ycells)})"
 
     def _repr_html_(self) -> str:
-        rows = "".join(
-            f"<tr><td>{cell.index}</td><td><code>{html.escape(cell.id[:8])}</code></td><td>{cell.cell_type}</td>"
-            f"<td><pre>{html.escape(cell.source[:200])}</pre></td><td>{html.escape(outputs_summary(cell.outputs))}</td></tr>"
-            for cell in self.cells
+        return notebook_html(
+            path=self.path,
+            backend=self.backend,
+            user_name=self.user_name,
+            status="closed" if self._closed else "open",
+            collaborators=self.collaborators(),
+            cells=self.cells,
+            last_editor=self.last_editor,
         )
-        return (
-            f"<b>Live notebook</b> <code>{html.escape(self.path)}</code> ({html.escape(str(self.backend))}),"
-            f" as <b>{html.escape(self.user_name)}</b>"
-            "<table><thead><tr><th>#</th><th>id</th><th>type</th><th>source</th><th>outputs</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table>"
-        )
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return rich_bundle(self, include, exclude)
 
 
 def _signature_of(ycell: Any) -> tuple[str, int | None, int]:

@@ -3,7 +3,8 @@
 Where it sits: above the capabilities. Capabilities never import widgets: their
 ``_repr_mimebundle_`` asks ``elynav_nb._display`` for a registered view, and this package
 registers one per class it can show (``Turn`` -> ``TurnView``, ``AgentRunner`` -> ``RunnerView``,
-``Templates`` -> ``TemplatesView``, ``DocsSession`` -> ``DocsSessionView``, ``Office`` -> ``OfficeBoard``).
+``Templates`` -> ``TemplatesView``, ``DocsSession`` -> ``DocsSessionView``, ``LiveNotebook`` ->
+``LiveNotebookView``, ``Office`` -> ``OfficeBoard``).
 Views of other capabilities live in their own modules here; importing one registers its view.
 """
 
@@ -11,8 +12,9 @@ from __future__ import annotations
 
 from elynav_nb._display import register_view
 from elynav_nb.agents.runner import AgentRunner, Turn
-from elynav_nb.widgets import (  # the first three register their views
+from elynav_nb.widgets import (  # the first four register their views
     docs_view,
+    notebook_view,
     office_board,
     templates_view,
     throttle,
@@ -29,6 +31,7 @@ __all__ = [
     "ThrottledText",
     "TurnView",
     "docs_view",
+    "notebook_view",
     "office_board",
     "templates_view",
     "throttle",

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from elynav_nb.notebook.presence import UNNAMED
 from tests.notebook.servers import LIVE, live_missing, start_server, write_notebook
 from tests.tiers import needs
 
@@ -245,3 +246,48 @@ class OpeningThread(LoopThread):
 
         async with LiveNotebook.open(self.path, server_url=self.server.base_url, token=self.server.token):
             pass
+
+
+SHOW_THE_NOTEBOOK = """\
+from elynav_nb.notebook import LiveNotebook
+nb = await LiveNotebook.current(user_name="Kernel agent")
+nb"""
+
+
+class InsertAndRunThread(LoopThread):
+    """An agent outside the kernel adds a cell at the end and runs it."""
+
+    async def _work(self) -> None:
+        from elynav_nb.notebook import LiveNotebook
+
+        async with LiveNotebook.open(
+            self.path, server_url=self.server.base_url, token=self.server.token, user_name=AGENT
+        ) as nb:
+            await nb.run_cell(await nb.insert_cell("agent_was_here = 6 * 7\nagent_was_here"), timeout=60)
+
+
+def test_the_notebooks_own_view_follows_the_agent(lab_browser, tmp_path: Path) -> None:
+    """``nb`` at the end of a cell shows the live notebook as a widget in the page; while another agent
+    adds a cell and runs it, the view shows that cell, its count and who wrote it; the person's name
+    comes once the room relays it."""
+    folder = tmp_path / "root"
+    write_notebook(folder / "view.ipynb", [SHOW_THE_NOTEBOOK])
+    server = start_server("collaboration", folder)
+    try:
+        notebook = lab_browser.open_notebook(server, "view.ipynb")
+        notebook.run_cell(0)
+        notebook.wait_for_output(0, "Live notebook", timeout=60)
+        notebook.wait_for_widgets_rendered(0)
+        agent = InsertAndRunThread(server, "view.ipynb")
+        agent.start()
+        assert agent.done.wait(60) and agent.error is None, repr(agent.error)
+        view = notebook.wait_for_output(0, "agent_was_here", timeout=30)
+        _wait(lambda: "[2]" in notebook.output_text(0) and AGENT in notebook.output_text(0), 30, "the run")
+        assert "Kernel agent" in view and notebook.widget_problems(0) == []
+        # the server relays a person's awareness when JupyterLab renews it (every 15 s): their name comes
+        # then, and the cells they edited before it are named too
+        _wait(lambda: "no one else" not in notebook.output_text(0), 40, "the person listed as also here")
+        _wait(lambda: UNNAMED not in notebook.output_text(0), 10, "the person's edit named")
+        notebook.screenshot(tmp_path / "notebook_view.png", cell=0)
+    finally:
+        server.stop()

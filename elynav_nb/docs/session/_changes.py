@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,12 +27,10 @@ from typing import Any
 
 from pycrdt import Doc
 
-from elynav_nb._session_handles import ChangeFeed
+from elynav_nb._session_handles import ChangeFeed, ChangeListeners
 from elynav_nb.docs.blocknote import Block, read_blocks
 
 __all__ = ["ChangeTracker", "RemoteChange", "RemoteChanges"]
-
-logger = logging.getLogger("elynav_nb.docs.session")
 
 
 @dataclass(frozen=True)
@@ -64,7 +61,7 @@ class ChangeTracker:
 
     def __init__(self, ydoc: Doc[Any]) -> None:
         self._ydoc = ydoc
-        self.listeners: list[Callable[[], None]] = []
+        self._listeners = ChangeListeners("Docs session")
         self._watchers: list[asyncio.Queue[RemoteChange | None]] = []
         self._last_signature: dict[str, tuple[str, str]] = {}
         self._signature_stale = False
@@ -82,20 +79,19 @@ class ChangeTracker:
         with contextlib.suppress(ValueError):
             self._watchers.remove(queue)
 
+    @property
+    def listeners(self) -> list[Callable[[], None]]:
+        return self._listeners.listeners
+
     def add_listener(self, listener: Callable[[], None]) -> None:
-        self.listeners.append(listener)
+        self._listeners.add(listener)
 
     def remove_listener(self, listener: Callable[[], None]) -> None:
-        with contextlib.suppress(ValueError):
-            self.listeners.remove(listener)
+        self._listeners.remove(listener)
 
     def tell(self) -> None:
         """Call every listener; one that fails is logged, the others are still called."""
-        for listener in list(self.listeners):
-            try:
-                listener()
-            except Exception:  # a view's bug must not break the session
-                logger.exception("a Docs session change listener failed")
+        self._listeners.tell()
 
     def ours_acknowledged(self) -> None:
         """A write of ours was acknowledged: re-read the reference only if someone else edits."""
