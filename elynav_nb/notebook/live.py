@@ -25,9 +25,10 @@ Showing: ``_repr_html_`` (``render.py``); in a kernel, ``nb`` shows a live widge
 
 Reading: ``cells`` / ``cell(id)`` / ``to_frame()`` / ``outputs_text(id)`` read the local replica,
 which the room keeps current; ``watch()`` yields ``NotebookChange`` for what others change, with
-their names (from the room's awareness: ``presence.py``, which names each cell's last editor when read). To tell what changed, only the cells that a remote transaction
-names (pycrdt's deep events on the cells array) are read again; every cell only when cells came, went
-or moved (a person's keystroke at 100 cells: ~0.09 ms, was ~2 ms reading them all).
+their names (from the room's awareness: ``presence.py``, which names each cell's last editor when
+read). To tell what changed, only the cells that a remote transaction names (pycrdt's deep events on
+the cells array) are read again; every cell only when cells came, went or moved (a person's keystroke
+at 100 cells: ~0.09 ms, was ~2 ms reading them all).
 """
 
 from __future__ import annotations
@@ -336,8 +337,6 @@ class LiveNotebook:
         if self.connection is None or not self._opened:
             return
         touched, self._touched = self._touched, set()
-        if touched != set():
-            self._listeners.tell()  # a run's [*] too, which no NotebookChange tells
         if touched is None:  # cells came, went or moved: read them all
             signature = self._cell_signature()
             removed = [cell_id for cell_id in self._signature if cell_id not in signature]
@@ -353,12 +352,13 @@ class LiveNotebook:
             removed = []
         changed = [cell_id for cell_id, value in signature.items() if self._signature.get(cell_id) != value]
         self._signature = signature
-        if not changed and not removed:
-            return
-        self._people.edited(changed, changed_clients)
-        change = NotebookChange(changed, removed, self._people.names_of(changed_clients))
-        for queue in list(self._watchers):
-            queue.put_nowait(change)
+        if changed or removed:
+            self._people.edited(changed, changed_clients)
+            change = NotebookChange(changed, removed, self._people.names_of(changed_clients))
+            for queue in list(self._watchers):
+                queue.put_nowait(change)
+        if touched != set():
+            self._listeners.tell()  # a run's [*] too, which no NotebookChange tells
 
     def add_change_listener(self, listener: Callable[[], None]) -> None:
         """Call ``listener()`` whenever what the notebook shows may have changed (a change by someone else,
