@@ -207,7 +207,8 @@ class LiveNotebook:
         )
         await self.connection.open()
         for cell_id in stale_runs(self.notebook):  # a [*] left by a process that died (run_display.py)
-            await self._write(Write("end_run", cell_id))
+            with contextlib.suppress(ElynavError):  # a courtesy: the room's failure stays for the next call
+                await self._write(Write("end_run", cell_id))
         self._signature = self._cell_signature()
         self._opened = True
         self.presence = RoomConnection(

@@ -38,9 +38,12 @@ def user_state(display_name: str, username: str, color: str) -> dict[str, Any]:
     }
 
 
-def _name_in(state: Mapping[str, Any] | None) -> str | None:
-    user = (state or {}).get("user") or {}
-    name = user.get("display_name") or user.get("name") if isinstance(user, Mapping) else None
+def _name_in(state: Any) -> str | None:
+    """The name a peer's awareness state gives, if any (a state is whatever JSON the peer sent)."""
+    user = state.get("user") if isinstance(state, Mapping) else None
+    if not isinstance(user, Mapping):
+        return None
+    name = user.get("display_name") or user.get("name")
     return str(name) if name else None
 
 

@@ -70,3 +70,6 @@ def test_a_last_editor_is_named_when_read_and_a_name_outlives_its_peer():
     states = {11: {"user": {"name": "alice"}}, 14: {"user": {}}, 20: {"user": {"display_name": "Agent"}}}
     assert people.others(states, own_client_id=20) == ["alice", "client 14"]
     assert user_state("ada lovelace", "elynav-1", "#000")["initials"] == "AL"
+    people.learn({15: ["not", "a", "map"], 16: {"user": "bob"}, 17: None})  # a peer's bad state: no name
+    assert people.names_of([15, 16, 17]) == [UNNAMED]
+    assert people.others({15: ["x"], 16: {"user": "bob"}}, own_client_id=20) == ["client 15", "client 16"]
