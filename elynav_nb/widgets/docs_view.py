@@ -29,7 +29,10 @@ class DocsSessionView(LiveHtmlView):
 
     def __init__(self, session: DocsSession, *, min_interval: float = 0.25) -> None:
         super().__init__(session, min_interval=min_interval)
-        self.session = session
+
+    @property
+    def session(self) -> DocsSession:
+        return self.source  # type: ignore[no-any-return]
 
     def _label(self) -> str:
         return repr(self.session.title)

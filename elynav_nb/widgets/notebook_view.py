@@ -25,7 +25,10 @@ class LiveNotebookView(LiveHtmlView):
 
     def __init__(self, notebook: LiveNotebook, *, min_interval: float = 0.25) -> None:
         super().__init__(notebook, min_interval=min_interval)
-        self.notebook = notebook
+
+    @property
+    def notebook(self) -> LiveNotebook:
+        return self.source  # type: ignore[no-any-return]
 
     def _label(self) -> str:
         return repr(self.notebook.path)
